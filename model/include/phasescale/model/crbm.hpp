@@ -28,11 +28,6 @@ struct Crbm {
 
   // AI4DL's initialisation: weights N(0, sigma^2) scaled by 1 / (n_vis * n_his), zero biases.
   static Crbm initialise(int n_vis, int n_hid, int n_his, std::uint64_t seed, double sigma = 0.2);
-
-  // Gathers c_t from the n_his rows before `row` (rows are n_vis doubles apart).
-  void history_vector(const double* row, double* cond) const;
-  // h = sigmoid(W z + B cond + h_bias); h has n_hid entries.
-  void hidden(const double* z, const double* cond, double* h) const;
 };
 
 // Hidden activations for every sample of one execution that has a full history: row r of the
