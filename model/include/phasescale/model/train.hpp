@@ -12,7 +12,7 @@
 
 namespace phasescale::model {
 
-// Usage columns whose per-phase statistics a model records, when the trace has them.
+// Usage columns whose per-phase statistics a model records (the trace must have them).
 inline const std::vector<std::string> kDefaultUsageColumns = {"cpu.usage.cores", "mem.working.set"};
 // Features of the default model: usage only, never what the operator sets (requests, limits).
 inline const std::vector<std::string> kDefaultFeatures = {"cpu.usage.cores", "mem.working.set"};
