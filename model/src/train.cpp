@@ -14,6 +14,8 @@ void check(const TrainOptions& o) {
   if (o.features.empty()) fail("no features given");
   if (std::set<std::string>(o.features.begin(), o.features.end()).size() != o.features.size())
     fail("a feature is named twice");
+  if (std::set<std::string>(o.usage_columns.begin(), o.usage_columns.end()).size() != o.usage_columns.size())
+    fail("a usage column is named twice");
   const TrainingParameters& p = o.parameters;
   if (p.hidden < 1) fail("hidden units must be at least 1");
   if (p.history < 1) fail("history must be at least 1");

@@ -61,7 +61,7 @@ struct PhaseModel {
 };
 
 // Parses and validates a model document (either format). `source` names it in error messages,
-// which also name the offending field, e.g. "model.json: crbm.W[3][1]: not a finite number".
+// which also name the offending field, e.g. "model.json: crbm.W[3][1]: expected a finite number, got null".
 PhaseModel parse_model(const std::string& text, const std::string& source);
 PhaseModel load_model(const std::string& path);
 
