@@ -1,0 +1,70 @@
+#pragma once
+// Pieces shared by the phasescale commands: how a command plugs into main, usage errors, and
+// output that never leaves half a file behind.
+
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <phasescale/model/train.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace phasescale::cli {
+
+// A subcommand: its parser, and what to run once the whole command line has parsed. Running it
+// returns the exit code; errors are thrown and reported by main.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_train_command(CLI::App& parent);
+Command add_predict_command(CLI::App& parent);
+Command add_inspect_command(CLI::App& parent);
+
+// The options of `train` that shape a model (features, sizes, SGD, k-means, seed), and the check
+// of their column lists.
+void add_training_options(CLI::App* app, model::TrainOptions& options);
+void check_training_columns(const model::TrainOptions& options);
+
+// A command line that parsed but asks for something impossible: exit code 2, as parse errors.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Shortest text that reads back as the same double: "1565962220", "0.5", "1e-07".
+std::string format_number(double value);
+// "0.9 s", "4m05s", "1h02m": for elapsed and remaining times.
+std::string format_duration(double seconds);
+// Quotes a CSV field when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text);
+
+bool is_terminal(std::FILE* stream);
+// Colour on a terminal unless NO_COLOR is set (https://no-color.org).
+bool use_colour(std::FILE* stream);
+
+// Writes under a temporary name beside `path` and renames into place on commit(), so an error
+// never leaves a half-written file; without commit() the temporary file is removed. "-" writes
+// to stdout directly.
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::FILE* stream() const { return stream_; }
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temporary_;  // empty for stdout and once committed
+  std::FILE* stream_ = nullptr;
+};
+
+}  // namespace phasescale::cli

@@ -1,0 +1,294 @@
+// End-to-end tests of the phasescale binary: they run it as a user would, with outputs in a
+// temporary directory. Tests run from the project root, so ../shared/data is reachable.
+
+#include <phasescale/model/model.hpp>
+#include <phasescale/model/train.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kData = "../shared/data/ai4dl/";
+const std::string kPretrained = kData + "ai4dl-pretrained.model.json";
+
+// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "phasescale-cli-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string shell_quote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run_cli(const TempDir& dir, const std::vector<std::string>& arguments) {
+  std::string command = shell_quote(PHASESCALE_CLI);
+  for (const auto& argument : arguments) command.append(" ").append(shell_quote(argument));
+  command.append(" >").append(shell_quote(dir / "stdout"));
+  command.append(" 2>").append(shell_quote(dir / "stderr"));
+  int status = std::system(command.c_str());
+  Run run;
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = read_file(dir / "stdout");
+  run.err = read_file(dir / "stderr");
+  return run;
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, separator)) fields.push_back(field);
+  if (!line.empty() && line.back() == separator) fields.emplace_back();
+  return fields;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Every phase exactly, every activation within 1e-5, the same empty cells, row by row.
+void check_parity(const std::string& trace, const std::string& golden) {
+  TempDir dir;
+  Run run = run_cli(dir, {"predict", "--model", kPretrained, "--trace", trace, "--out",
+                             dir / "phases.csv"});
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+
+  std::vector<std::string> expected = lines_of(read_file(golden));
+  std::vector<std::string> actual = lines_of(read_file(dir / "phases.csv"));
+  REQUIRE(expected.size() > 1);
+  REQUIRE(actual.size() == expected.size());
+  REQUIRE(actual[0] == expected[0]);
+
+  std::size_t mismatches = 0;
+  std::size_t phased = 0;
+  std::string first_mismatch;
+  for (std::size_t r = 1; r < expected.size(); ++r) {
+    std::vector<std::string> want = split(expected[r], ',');
+    std::vector<std::string> got = split(actual[r], ',');
+    bool same = want.size() == got.size();
+    for (std::size_t c = 0; same && c < want.size(); ++c) {
+      if (c < 4 || want[c].empty() || got[c].empty()) {
+        same = want[c] == got[c];  // id, timestamp, index, phase; empty cells stay empty
+      } else {
+        same = std::abs(std::stod(want[c]) - std::stod(got[c])) <= 1e-5;
+      }
+    }
+    if (want.size() > 3 && !want[3].empty()) ++phased;
+    if (!same && mismatches++ == 0) {
+      first_mismatch = "line " + std::to_string(r + 1) + "\n  golden: " + expected[r] +
+                       "\n  actual: " + actual[r];
+    }
+  }
+  INFO(first_mismatch);
+  CHECK(mismatches == 0);
+  CHECK(phased > 0);
+}
+
+}  // namespace
+
+TEST_CASE("predict with the AI4DL model reproduces the golden phases of sample.csv", "[cli]") {
+  check_parity(kData + "sample.csv", kData + "sample.golden.csv");
+}
+
+TEST_CASE("predict with the AI4DL model reproduces the golden phases of sample-vr.csv", "[cli]") {
+  check_parity(kData + "sample-vr.csv", kData + "sample-vr.golden.csv");
+}
+
+TEST_CASE("predict --out - writes the CSV to stdout", "[cli]") {
+  TempDir dir;
+  Run to_file = run_cli(dir, {"predict", "--model", kPretrained, "--trace",
+                                 kData + "sample.csv", "--out", dir / "phases.csv"});
+  REQUIRE(to_file.code == 0);
+  Run to_stdout = run_cli(dir, {"predict", "--model", kPretrained, "--trace",
+                                   kData + "sample.csv", "--out", "-"});
+  REQUIRE(to_stdout.code == 0);
+  CHECK(to_stdout.out == read_file(dir / "phases.csv"));
+}
+
+TEST_CASE("a model trained with few epochs loads, predicts every row and inspects", "[cli]") {
+  TempDir dir;
+  const std::string model_path = dir / "model.json";
+  Run train = run_cli(dir, {"train", "--trace", kData + "sample.csv", "--epochs", "3",
+                               "--phases", "3", "--restarts", "2", "--out", model_path});
+  INFO(train.err);
+  REQUIRE(train.code == 0);
+  const std::string summary =
+      "trained " + model_path + ": 2 features, 10 hidden, history 3, 3 phases";
+  CHECK(train.out.rfind(summary, 0) == 0);
+  CHECK(train.out.find("final reconstruction error") != std::string::npos);
+  CHECK(train.err.empty());  // not a terminal: no progress bar
+
+  phasescale::model::PhaseModel model = phasescale::model::load_model(model_path);
+  CHECK(model.phases() == 3);
+  CHECK(model.features == phasescale::model::kDefaultFeatures);
+  REQUIRE(model.training.has_value());
+  CHECK(model.training->reconstruction_error_per_epoch.size() == 3);
+  CHECK(model.statistics.has_value());
+
+  Run predict = run_cli(dir, {"predict", "--model", model_path, "--trace",
+                                 kData + "sample.csv", "--out", dir / "phases.csv", "--timeline"});
+  INFO(predict.err);
+  REQUIRE(predict.code == 0);
+  std::vector<std::string> rows = lines_of(read_file(dir / "phases.csv"));
+  std::vector<std::string> trace_rows = lines_of(read_file(kData + "sample.csv"));
+  CHECK(rows.size() == trace_rows.size());
+  CHECK(rows.at(0) == "pod.id,timestamp,index,phase,h0,h1,h2,h3,h4,h5,h6,h7,h8,h9");
+  CHECK(rows.at(1) == "exec1,1565962220,0,,,,,,,,,,,");
+
+  // The timeline: a legend, then one line per execution, one character per sample.
+  std::vector<std::string> timeline = lines_of(predict.out);
+  REQUIRE(timeline.size() == 5);
+  for (int e = 1; e <= 4; ++e) {
+    CHECK(timeline[e].rfind("exec" + std::to_string(e), 0) == 0);
+    CHECK(timeline[e].find("...") != std::string::npos);  // history not yet full
+  }
+
+  Run inspect = run_cli(dir, {"inspect", model_path});
+  INFO(inspect.err);
+  REQUIRE(inspect.code == 0);
+  for (const char* text : {"phasescale-model", "final reconstruction error", "phases:",
+                           "cpu.usage.cores", "mem.working.set", "MiB", "transition probabilities",
+                           "most common phase sequences"}) {
+    INFO(text);
+    CHECK(inspect.out.find(text) != std::string::npos);
+  }
+}
+
+TEST_CASE("inspect says that the AI4DL model has no statistics", "[cli]") {
+  TempDir dir;
+  Run inspect = run_cli(dir, {"inspect", kPretrained});
+  INFO(inspect.err);
+  REQUIRE(inspect.code == 0);
+  CHECK(inspect.out.find("ai4dl-reference-v1") != std::string::npos);
+  CHECK(inspect.out.find("no phase statistics") != std::string::npos);
+  CHECK(inspect.out.find("5 centroids") != std::string::npos);
+}
+
+TEST_CASE("--help of the program and of every command explains the options", "[cli]") {
+  TempDir dir;
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"--help"}, {"train", "predict", "inspect"}},
+      {{"train", "--help"},
+       {"--trace", "--out", "--id-column", "--features", "--usage-columns", "--hidden",
+        "--history", "--phases", "--epochs", "--learning-rate", "--batch", "--cd-steps",
+        "--momentum", "--weight-decay", "--patience", "--restarts", "--seed", "pod.id",
+        "cpu.usage.cores"}},
+      {{"predict", "--help"}, {"--model", "--trace", "--id-column", "--out", "--timeline"}},
+      {{"inspect", "--help"}, {"MODEL.json"}},
+  };
+  for (const auto& [arguments, mentions] : cases) {
+    Run help = run_cli(dir, arguments);
+    INFO(arguments.front() << " --help:\n" << help.out);
+    CHECK(help.code == 0);
+    for (const auto& mention : mentions) {
+      INFO(mention);
+      CHECK(help.out.find(mention) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a bad trace fails with exit code 1, names the file and leaves no output", "[cli]") {
+  TempDir dir;
+  const std::string bad = dir / "bad.csv";
+  write_file(bad,
+             "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
+             "1,a,0.5,100\n"
+             "2,a,lots,100\n");
+
+  Run train = run_cli(dir, {"train", "--trace", bad, "--out", dir / "model.json"});
+  CHECK(train.code == 1);
+  CHECK(train.err.rfind("phasescale: error: ", 0) == 0);
+  CHECK(train.err.find("bad.csv") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "model.json"));
+
+  Run predict = run_cli(dir, {"predict", "--model", kPretrained, "--trace", bad, "--out",
+                                 dir / "phases.csv"});
+  CHECK(predict.code == 1);
+  CHECK(predict.err.rfind("phasescale: error: ", 0) == 0);
+  CHECK(predict.err.find("bad.csv") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "phases.csv"));
+
+  // Nothing else left behind either: no temporary files.
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    left.push_back(entry.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"bad.csv", "stderr", "stdout"});
+}
+
+TEST_CASE("a missing model fails with exit code 1 and names the file", "[cli]") {
+  TempDir dir;
+  Run predict = run_cli(dir, {"predict", "--model", dir / "absent.model.json", "--trace",
+                                 kData + "sample.csv", "--out", dir / "phases.csv"});
+  CHECK(predict.code == 1);
+  CHECK(predict.err.rfind("phasescale: error: ", 0) == 0);
+  CHECK(predict.err.find("absent.model.json") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "phases.csv"));
+
+  Run inspect = run_cli(dir, {"inspect", dir / "absent.model.json"});
+  CHECK(inspect.code == 1);
+  CHECK(inspect.err.find("absent.model.json") != std::string::npos);
+}
+
+TEST_CASE("a bad command line exits with code 2", "[cli]") {
+  TempDir dir;
+  CHECK(run_cli(dir, {}).code == 2);
+  CHECK(run_cli(dir, {"frobnicate"}).code == 2);
+  CHECK(run_cli(dir, {"train", "--trace", kData + "sample.csv"}).code == 2);  // no --out
+  CHECK(run_cli(dir, {"train", "--trace", kData + "sample.csv", "--hidden", "0", "--out",
+                         dir / "model.json"}).code == 2);
+  CHECK(run_cli(dir, {"predict", "--model", kPretrained, "--trace", kData + "sample.csv"})
+            .code == 2);  // neither --out nor --timeline
+  CHECK_FALSE(fs::exists(dir / "model.json"));
+}
