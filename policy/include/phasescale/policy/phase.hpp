@@ -1,0 +1,68 @@
+#pragma once
+// The `phase` recommender: infers each container's phase online with a phase model and
+// allocates what that phase is known to use (its quantiles from the model's statistics) times
+// (1 + margin). The `oracle` is the same policy told each sample's phase in advance.
+
+#include <phasescale/model/model.hpp>
+#include <phasescale/model/phases.hpp>
+#include <phasescale/policy/simple.hpp>
+
+#include <optional>
+
+namespace phasescale::policy {
+
+struct PhaseOptions {
+  // Which statistic of the phase: 0.5, 0.9, 0.95, 0.99 or 1 (the phase's maximum).
+  double cpu_quantile = 0.95;
+  double memory_quantile = 0.99;
+  Margins margins;
+  // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
+  int debounce = 2;
+  // Never below the latest usage times (1 + headroom).
+  double headroom = 0.1;
+  // Also provision for the likely next phase once a visit lasts longer than that phase's median.
+  bool proactive = false;
+  // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
+  // distance is in no known phase: the policy falls back to `window` for it.
+  double unknown_distance = 1.0;
+  // After an OOM kill: memory at least max(allocated + oom_min_bump, allocated * oom_bump_ratio)
+  // until the phase changes (VPA's bump: DefaultOOMMinBumpUp 100 MiB, DefaultOOMBumpUpRatio 1.2).
+  double oom_bump_ratio = 1.2;
+  double oom_min_bump = 100.0 * 1024 * 1024;
+  WindowOptions fallback;  // its margins are set to these margins
+  // Columns of the model's statistics that hold CPU and memory usage.
+  std::string cpu_column = "cpu.usage.cores";
+  std::string memory_column = "mem.working.set";
+  // Oracle: read Sample::known_phase of the next sample instead of inferring phases.
+  bool oracle = false;
+};
+
+class PhaseRecommender : public Recommender {
+ public:
+  // The model must carry phase statistics with the CPU and memory columns (InputError if not).
+  PhaseRecommender(const model::PhaseModel& model, PhaseOptions options);
+  void observe(const Sample& sample) override;
+  Allocation recommend(const Sample* next) override;
+  std::size_t unknown_phase_samples() const override { return unknown_samples_; }
+  // The stable phase, once there is one.
+  std::optional<int> phase() const { return stable_; }
+
+ private:
+  Amount phase_amount(int phase) const;
+  void enter(int phase);
+
+  const model::PhaseModel* model_;
+  PhaseOptions options_;
+  std::size_t cpu_column_, memory_column_;
+  std::optional<model::PhaseStream> stream_;
+  WindowRecommender fallback_;
+  std::optional<int> stable_;
+  int candidate_ = -1, candidate_run_ = 0;
+  bool unknown_ = true;        // the last sample had no known phase
+  std::size_t visit_samples_ = 0;
+  std::size_t unknown_samples_ = 0;
+  Amount latest_usage_;
+  double oom_floor_ = 0;
+};
+
+}  // namespace phasescale::policy

@@ -1,0 +1,53 @@
+#pragma once
+// A recommender turns one container's usage, sample by sample, into the allocation (requests
+// and limits of CPU and memory) it wants for what comes next. The simulator and the operator
+// drive the same recommenders.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace phasescale::policy {
+
+// CPU in cores, memory in bytes.
+struct Amount {
+  double cpu = 0;
+  double memory = 0;
+};
+
+struct Allocation {
+  Amount request;
+  Amount limit;
+};
+
+struct Sample {
+  double timestamp = 0;    // unix seconds
+  Amount usage;            // CPU cores in use, memory working set
+  Amount allocated;        // the request in force while this sample was taken
+  bool oom_killed = false; // the container was OOM-killed during this sample
+  // The phase model's features of this sample (raw, model order), for `phase`; may be null.
+  const double* features = nullptr;
+  // For `oracle` only: this sample's phase, known in advance (-1: none).
+  int known_phase = -1;
+};
+
+// Safety margins: the recommended request is the policy's estimate times (1 + margin).
+struct Margins {
+  double cpu = 0;
+  double memory = 0;
+};
+
+class Recommender {
+ public:
+  virtual ~Recommender() = default;
+  // Learns from a sample that has happened.
+  virtual void observe(const Sample& sample) = 0;
+  // The allocation wanted from now on, given every sample observed so far. `next` is the sample
+  // to come: only the non-causal bounds (`oracle`, `perfect`) may read it, and it is null when
+  // unknown (as in the operator).
+  virtual Allocation recommend(const Sample* next) = 0;
+  // Samples whose phase was unknown (the `phase` policy's fallback count).
+  virtual std::size_t unknown_phase_samples() const { return 0; }
+};
+
+}  // namespace phasescale::policy

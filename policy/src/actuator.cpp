@@ -1,0 +1,38 @@
+#include <phasescale/model/error.hpp>
+#include <phasescale/policy/actuator.hpp>
+
+#include <cmath>
+
+namespace phasescale::policy {
+
+bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change) {
+  auto changed = [&](double from, double to) {
+    if (from <= 0) return to != from;
+    return std::abs(to - from) > min_change * from;
+  };
+  return changed(current.request.cpu, wanted.request.cpu) ||
+         changed(current.request.memory, wanted.request.memory);
+}
+
+Actuator::Actuator(Allocation initial, ActuationOptions options) : options_(options), in_force_(initial) {
+  if (options_.delay < 0) throw model::InputError("actuation delay must not be negative");
+  if (!(options_.min_change >= 0)) throw model::InputError("minimum change must not be negative");
+}
+
+const Allocation& Actuator::advance() {
+  if (!pending_.empty() && pending_.size() >= static_cast<std::size_t>(options_.delay)) {
+    apply(pending_.front());
+    pending_.pop_front();
+  }
+  return in_force_;
+}
+
+void Actuator::decide(const Allocation& wanted) { pending_.push_back(wanted); }
+
+void Actuator::apply(const Allocation& wanted) {
+  if (!worth_resizing(in_force_, wanted, options_.min_change)) return;
+  in_force_ = wanted;
+  ++resizes_;
+}
+
+}  // namespace phasescale::policy

@@ -1,0 +1,135 @@
+#include <phasescale/model/error.hpp>
+#include <phasescale/policy/phase.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace phasescale::policy {
+namespace {
+
+double statistic(const model::Summary& s, double q) {
+  if (q == 0.5) return s.p50;
+  if (q == 0.9) return s.p90;
+  if (q == 0.95) return s.p95;
+  if (q == 0.99) return s.p99;
+  if (q == 1.0) return s.max;
+  throw model::InputError("phase policy: quantile " + std::to_string(q) +
+                          " is not kept in phase statistics (use 0.5, 0.9, 0.95, 0.99 or 1)");
+}
+
+std::size_t usage_column(const model::PhaseStatistics& stats, const std::string& name) {
+  const auto at = std::find(stats.usage_columns.begin(), stats.usage_columns.end(), name);
+  if (at == stats.usage_columns.end()) {
+    throw model::InputError("phase policy: the model has no statistics of column \"" + name + "\"");
+  }
+  return static_cast<std::size_t>(at - stats.usage_columns.begin());
+}
+
+WindowOptions fallback_options(const PhaseOptions& o) {
+  WindowOptions w = o.fallback;
+  w.margins = o.margins;
+  return w;
+}
+
+const model::PhaseStatistics& statistics_of(const model::PhaseModel& model) {
+  if (!model.statistics) {
+    throw model::InputError("phase policy: the model has no phase statistics (an AI4DL model?): "
+                            "train one with `phasescale train`");
+  }
+  return *model.statistics;
+}
+
+}  // namespace
+
+PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions options)
+    : model_(&model),
+      options_(std::move(options)),
+      cpu_column_(usage_column(statistics_of(model), options_.cpu_column)),
+      memory_column_(usage_column(statistics_of(model), options_.memory_column)),
+      fallback_(fallback_options(options_)) {
+  // Check the quantiles now rather than at the first sample.
+  statistic({}, options_.cpu_quantile);
+  statistic({}, options_.memory_quantile);
+  if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
+  if (!options_.oracle) stream_.emplace(model);
+}
+
+Amount PhaseRecommender::phase_amount(int phase) const {
+  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
+  return {statistic(s.usage[cpu_column_], options_.cpu_quantile),
+          statistic(s.usage[memory_column_], options_.memory_quantile)};
+}
+
+void PhaseRecommender::enter(int phase) {
+  if (stable_ != phase) {
+    stable_ = phase;
+    visit_samples_ = 0;
+    oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
+  }
+}
+
+void PhaseRecommender::observe(const Sample& sample) {
+  fallback_.observe(sample);
+  latest_usage_ = sample.usage;
+  if (sample.oom_killed) {
+    const double given = sample.allocated.memory;
+    oom_floor_ = std::max({oom_floor_, given + options_.oom_min_bump, given * options_.oom_bump_ratio});
+  }
+  if (options_.oracle) return;  // the oracle reads phases from the next sample instead
+
+  const std::optional<int> raw = stream_->push(sample.features);
+  if (!raw) {  // history not yet full
+    unknown_ = true;
+    return;
+  }
+  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*raw)];
+  unknown_ = s.samples == 0 || stream_->distance() > options_.unknown_distance * s.distance.p99;
+  if (unknown_) {
+    ++unknown_samples_;
+    candidate_run_ = 0;
+    return;
+  }
+  if (*raw == candidate_) {
+    ++candidate_run_;
+  } else {
+    candidate_ = *raw;
+    candidate_run_ = 1;
+  }
+  if (!stable_ || candidate_run_ >= options_.debounce) enter(candidate_);
+  ++visit_samples_;
+}
+
+Allocation PhaseRecommender::recommend(const Sample* next) {
+  if (options_.oracle) {
+    if (next == nullptr) throw model::InputError("oracle policy: needs the next sample's phase");
+    unknown_ = next->known_phase < 0;
+    if (!unknown_) {
+      enter(next->known_phase);
+      ++visit_samples_;
+    }
+  }
+  if (unknown_ || !stable_) {
+    Allocation a = fallback_.recommend(next);
+    a.request.memory = a.limit.memory = std::max(a.request.memory, oom_floor_);
+    return a;
+  }
+
+  Amount want = phase_amount(*stable_);
+  if (options_.proactive) {
+    const model::PhaseStatistics& stats = *model_->statistics;
+    const model::PhaseStats& s = stats.phases[static_cast<std::size_t>(*stable_)];
+    if (static_cast<double>(visit_samples_) > s.visit_samples.p50) {
+      Eigen::Index next_phase;
+      if (stats.transitions.row(*stable_).maxCoeff(&next_phase) > 0) {
+        const Amount upcoming = phase_amount(static_cast<int>(next_phase));
+        want = {std::max(want.cpu, upcoming.cpu), std::max(want.memory, upcoming.memory)};
+      }
+    }
+  }
+  const double headroom = 1 + options_.headroom;
+  return guaranteed({std::max(want.cpu * (1 + options_.margins.cpu), latest_usage_.cpu * headroom),
+                     std::max({want.memory * (1 + options_.margins.memory),
+                               latest_usage_.memory * headroom, oom_floor_})});
+}
+
+}  // namespace phasescale::policy

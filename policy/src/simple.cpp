@@ -1,0 +1,44 @@
+#include <phasescale/model/error.hpp>
+#include <phasescale/model/statistics.hpp>
+#include <phasescale/policy/simple.hpp>
+
+#include <vector>
+
+namespace phasescale::policy {
+
+Allocation guaranteed(Amount request) { return Allocation{request, request}; }
+
+StaticRecommender::StaticRecommender(Amount allocation, Margins margins)
+    : allocation_(guaranteed({allocation.cpu * (1 + margins.cpu), allocation.memory * (1 + margins.memory)})) {}
+
+Allocation StaticRecommender::recommend(const Sample*) { return allocation_; }
+
+WindowRecommender::WindowRecommender(WindowOptions options) : options_(options) {
+  if (options_.samples < 1) throw model::InputError("window policy: the window needs at least 1 sample");
+  if (!(options_.quantile >= 0 && options_.quantile <= 1))
+    throw model::InputError("window policy: the quantile must be in [0, 1]");
+}
+
+void WindowRecommender::observe(const Sample& sample) {
+  cpu_.push_back(sample.usage.cpu);
+  memory_.push_back(sample.usage.memory);
+  if (cpu_.size() > options_.samples) {
+    cpu_.pop_front();
+    memory_.pop_front();
+  }
+}
+
+Allocation WindowRecommender::recommend(const Sample*) {
+  auto estimate = [&](const std::deque<double>& values) {
+    return model::quantile(std::vector<double>(values.begin(), values.end()), options_.quantile);
+  };
+  return guaranteed({estimate(cpu_) * (1 + options_.margins.cpu),
+                     estimate(memory_) * (1 + options_.margins.memory)});
+}
+
+Allocation PerfectRecommender::recommend(const Sample* next) {
+  if (next == nullptr) throw model::InputError("perfect policy: needs the next sample");
+  return guaranteed({next->usage.cpu * (1 + margins_.cpu), next->usage.memory * (1 + margins_.memory)});
+}
+
+}  // namespace phasescale::policy

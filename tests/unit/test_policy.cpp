@@ -1,0 +1,244 @@
+#include <phasescale/model/error.hpp>
+#include <phasescale/policy/actuator.hpp>
+#include <phasescale/policy/phase.hpp>
+#include <phasescale/policy/simple.hpp>
+#include <phasescale/policy/vpa.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+
+#include <cmath>
+
+using namespace phasescale;
+using namespace phasescale::policy;
+
+namespace {
+
+using phasescale::testing::GiB;
+using phasescale::testing::MiB;
+using phasescale::testing::two_phase_model;
+
+Sample at(double t, double cpu, double memory, Amount allocated = {1, GiB}) {
+  Sample s;
+  s.timestamp = t;
+  s.usage = {cpu, memory};
+  s.allocated = allocated;
+  return s;
+}
+
+struct Feed {
+  PhaseRecommender& r;
+  double t = 0;
+  std::vector<double> features;
+  Allocation operator()(double cpu, double memory, bool oom = false, Amount allocated = {1, GiB}) {
+    Sample s = at(t += 15, cpu, memory, allocated);
+    features = {cpu, memory};
+    s.features = features.data();
+    s.oom_killed = oom;
+    r.observe(s);
+    return r.recommend(nullptr);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("VPA buckets grow by 5% from 0.01 cores and 10 MB", "[policy][vpa]") {
+  const ExponentialBuckets& cpu = vpa_cpu_buckets();
+  CHECK(cpu.start(0) == 0);
+  CHECK(cpu.start(1) == Approx(0.01));
+  CHECK(cpu.start(2) == Approx(0.01 + 0.0105));
+  CHECK(cpu.start(3) == Approx(0.01 + 0.0105 + 0.011025));
+  CHECK(cpu.find(0.005) == 0);
+  CHECK(cpu.find(0.015) == 1);
+  CHECK(cpu.find(0.021) == 2);
+  // 1000 cores is covered: the last bucket starts at or above it.
+  CHECK(cpu.start(cpu.count() - 1) >= 1000);
+  CHECK(cpu.start(cpu.count() - 2) < 1000);
+  CHECK(vpa_memory_buckets().start(1) == Approx(1e7));
+}
+
+TEST_CASE("VPA histogram percentiles and decay match hand computation", "[policy][vpa]") {
+  const ExponentialBuckets& b = vpa_cpu_buckets();
+  DecayingHistogram h(&b, 3600);
+  CHECK(h.empty());
+  CHECK(h.percentile(0.9) == 0);
+  // 1 core at t = 0 (weight 1), 2 cores one half-life later (weight 1 * 2^1 = 2).
+  h.add(1.0, 1.0, 0);
+  h.add(2.0, 1.0, 3600);
+  CHECK(h.total_weight() == Approx(3));
+  // Bucket of 1 core: floor(log(1 * 0.05 / 0.01 + 1) / log(1.05)) = floor(36.72) = 36; the
+  // percentile is the end of the bucket: 0.01 * (1.05^37 - 1) / 0.05 = 1.0162 cores.
+  CHECK(b.find(1.0) == 36);
+  CHECK(h.percentile(0.3) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
+  // Cumulative weight reaches 0.5 * 3 only in the bucket of 2 cores (weight 2 there).
+  CHECK(h.percentile(0.5) == Approx(b.start(b.find(2.0) + 1)));
+  // Removing the later sample leaves the first alone.
+  h.subtract(2.0, 1.0, 3600);
+  CHECK(h.total_weight() == Approx(1));
+  CHECK(h.percentile(0.99) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
+}
+
+TEST_CASE("VPA histogram renormalises past 2^100 without changing relative weights", "[policy][vpa]") {
+  const ExponentialBuckets& b = vpa_cpu_buckets();
+  DecayingHistogram h(&b, 60);
+  h.add(0.5, 1, 60 * 99.5);   // weight 2^99.5
+  h.add(3.0, 1, 60 * 100.5);  // past 100 half-lives: the reference moves to 101 half-lives
+  // Weights are now 2^-1.5 and 2^-0.5: small again, still 1 : 2.
+  CHECK(h.total_weight() == Approx(std::exp2(-1.5) + std::exp2(-0.5)));
+  CHECK(h.percentile(0.3) == Approx(b.start(b.find(0.5) + 1)));
+  CHECK(h.percentile(0.34) == Approx(b.start(b.find(3.0) + 1)));
+}
+
+TEST_CASE("VPA recommender: p90 of CPU weighted by request, p90 of memory peaks, margin, minimum", "[policy][vpa]") {
+  VpaOptions o;
+  o.memory_interval_s = 60;
+  VpaRecommender vpa(o);
+  // No data yet: the minimum resources (25 millicores, 250 MiB).
+  Allocation a = vpa.recommend(nullptr);
+  CHECK(a.request.cpu == Approx(0.025));
+  CHECK(a.request.memory == Approx(250 * MiB));
+  // Ten CPU samples at 1 core and one at 4 cores; memory peaks per minute.
+  for (int i = 0; i < 10; ++i) vpa.observe(at(i * 10, 1.0, 1 * GiB));
+  vpa.observe(at(100, 4.0, 2 * GiB));
+  a = vpa.recommend(nullptr);
+  const ExponentialBuckets& cpu = vpa_cpu_buckets();
+  CHECK(a.request.cpu == Approx(cpu.start(cpu.find(1.0) + 1) * 1.15));
+  CHECK(a.limit.cpu == a.request.cpu);
+  // Peaks: 1 GiB in [0, 60), 1 GiB in [60, 120) raised to 2 GiB at t = 100: p90 is 2 GiB's bucket.
+  const ExponentialBuckets& mem = vpa_memory_buckets();
+  CHECK(a.request.memory == Approx(mem.start(mem.find(2 * GiB) + 1) * 1.15));
+}
+
+TEST_CASE("VPA bumps memory after an OOM kill", "[policy][vpa]") {
+  VpaOptions o;
+  o.margins = {0, 0};
+  VpaRecommender vpa(o);
+  vpa.observe(at(0, 1, 1 * GiB, {1, 1 * GiB}));
+  Sample s = at(10, 1, 1 * GiB, {1, 1 * GiB});
+  s.oom_killed = true;
+  vpa.observe(s);
+  // needed = max(1 GiB + 100 MiB, 1.2 GiB) = 1.2 GiB replaces the interval's peak.
+  const ExponentialBuckets& mem = vpa_memory_buckets();
+  CHECK(vpa.recommend(nullptr).request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
+}
+
+TEST_CASE("window: a quantile of the last W samples times (1 + margin)", "[policy]") {
+  WindowOptions o;
+  o.samples = 3;
+  o.margins = {0.1, 0.2};
+  WindowRecommender w(o);
+  for (double cpu : {5.0, 1.0, 2.0, 3.0}) w.observe(at(0, cpu, cpu * GiB));
+  // The 5 left the window: max(1, 2, 3) = 3.
+  CHECK(w.recommend(nullptr).request.cpu == Approx(3.3));
+  CHECK(w.recommend(nullptr).request.memory == Approx(3.6 * GiB));
+  o.quantile = 0.5;
+  WindowRecommender median(o);
+  for (double cpu : {1.0, 2.0, 3.0}) median.observe(at(0, cpu, GiB));
+  CHECK(median.recommend(nullptr).request.cpu == Approx(2.2));
+}
+
+TEST_CASE("static and perfect", "[policy]") {
+  StaticRecommender s({4, 8 * GiB}, {0.5, -0.5});
+  CHECK(s.recommend(nullptr).request.cpu == 6);
+  CHECK(s.recommend(nullptr).limit.memory == 4 * GiB);
+  PerfectRecommender p({0.1, 0});
+  const Sample next = at(0, 2, 3 * GiB);
+  CHECK(p.recommend(&next).request.cpu == Approx(2.2));
+  CHECK(p.recommend(&next).request.memory == 3 * GiB);
+  CHECK_THROWS_AS(p.recommend(nullptr), model::InputError);
+}
+
+TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown phases", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.margins = {0.1, 0};
+  o.debounce = 2;
+  o.headroom = 0.1;
+  o.fallback.samples = 5;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  // First sample: no history yet, the window fallback (max of what was seen, plus margin).
+  CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(0.55));
+  CHECK(!r.phase());
+  // Phase 0 from the second sample: CPU p95 0.6 * 1.1, memory p99 1 GiB.
+  Allocation a = feed(0.5, 0.5 * GiB);
+  REQUIRE(r.phase() == 0);
+  CHECK(a.request.cpu == Approx(0.66));
+  CHECK(a.request.memory == Approx(1 * GiB));
+  // One sample of phase 1 is not enough to switch (debounce 2), but the allocation never goes
+  // below the latest usage plus 10% headroom.
+  a = feed(1.5, 0.5 * GiB);
+  CHECK(r.phase() == 0);
+  CHECK(a.request.cpu == Approx(1.65));
+  a = feed(1.5, 3 * GiB);
+  CHECK(r.phase() == 1);
+  CHECK(a.request.cpu == Approx(2.2));
+  CHECK(a.request.memory == Approx(4 * GiB));
+  // About 1 core: too far from both centroids: the window fallback, counted.
+  CHECK(r.unknown_phase_samples() == 0);
+  a = feed(1.0, 3 * GiB);
+  CHECK(r.unknown_phase_samples() == 1);
+  CHECK(a.request.cpu == Approx(1.65));  // max of the last 5 CPU samples (1.5) * 1.1
+  CHECK(r.phase() == 1);                 // the stable phase is kept
+}
+
+TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseRecommender r(m, PhaseOptions{});
+  Feed feed{r};
+  feed(0.5, 0.5 * GiB);
+  feed(0.5, 0.5 * GiB);
+  const Allocation a = feed(0.5, 0.9 * GiB, true, {1, 1 * GiB});
+  CHECK(a.request.memory == Approx(1.2 * GiB));  // max(1 GiB + 100 MiB, 1.2 GiB)
+  CHECK(feed(0.5, 0.5 * GiB).request.memory == Approx(1.2 * GiB));
+}
+
+TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.proactive = true;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  feed(0.5, 0.5 * GiB);
+  // Phase 0's median visit is 3 samples; its likely successor is phase 1.
+  for (int i = 0; i < 3; ++i) CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(0.6));
+  CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(2.0));
+  CHECK(feed(0.5, 0.5 * GiB).request.memory == Approx(4 * GiB));
+}
+
+TEST_CASE("oracle: the phase of the coming sample, without debounce", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.oracle = true;
+  PhaseRecommender r(m, o);
+  Sample next = at(0, 0.5, 0.5 * GiB);
+  next.known_phase = 1;
+  CHECK(r.recommend(&next).request.cpu == Approx(2.0));
+  next.known_phase = 0;
+  CHECK(r.recommend(&next).request.cpu == Approx(0.6));
+}
+
+TEST_CASE("phase policy rejects a model without statistics and unknown quantiles", "[policy][phase]") {
+  model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.cpu_quantile = 0.8;
+  CHECK_THROWS_WITH(PhaseRecommender(m, o), Catch::Contains("0.8"));
+  m.statistics.reset();
+  CHECK_THROWS_WITH(PhaseRecommender(m, PhaseOptions{}), Catch::Contains("no phase statistics"));
+}
+
+TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
+  const Allocation start = guaranteed({1, GiB});
+  Actuator act(start, {2, 0.05});
+  CHECK(act.advance().request.cpu == 1);
+  act.decide(guaranteed({2, GiB}));  // after sample 0: in force at sample 2
+  CHECK(act.advance().request.cpu == 1);
+  act.decide(guaranteed({2.05, GiB}));  // 2.5% above 2: not worth a resize
+  CHECK(act.advance().request.cpu == 2);
+  act.decide(guaranteed({2, 2 * GiB}));
+  CHECK(act.advance().request.cpu == 2);
+  act.decide(guaranteed({2, 2 * GiB}));
+  CHECK(act.advance().request.memory == 2 * GiB);
+  CHECK(act.resizes() == 2);
+}
