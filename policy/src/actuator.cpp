@@ -21,13 +21,13 @@ Actuator::Actuator(Allocation initial, ActuationOptions options) : options_(opti
 
 const Allocation& Actuator::advance() {
   if (!pending_.empty() && pending_.size() >= static_cast<std::size_t>(options_.delay)) {
-    apply(pending_.front());
+    if (pending_.front()) apply(*pending_.front());
     pending_.pop_front();
   }
   return in_force_;
 }
 
-void Actuator::decide(const Allocation& wanted) { pending_.push_back(wanted); }
+void Actuator::decide(const std::optional<Allocation>& wanted) { pending_.push_back(wanted); }
 
 void Actuator::apply(const Allocation& wanted) {
   if (!worth_resizing(in_force_, wanted, options_.min_change)) return;

@@ -51,13 +51,28 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   statistic({}, options_.cpu_quantile);
   statistic({}, options_.memory_quantile);
   if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
+  if (options_.adapt_samples < 0) throw model::InputError("phase policy: adapt samples must not be negative");
+  seen_in_phase_.resize(static_cast<std::size_t>(model.phases()));
   if (!options_.oracle) stream_.emplace(model);
 }
 
-Amount PhaseRecommender::phase_amount(int phase) const {
+Amount PhaseRecommender::model_amount(int phase) const {
   const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
   return {statistic(s.usage[cpu_column_], options_.cpu_quantile),
           statistic(s.usage[memory_column_], options_.memory_quantile)};
+}
+
+Amount PhaseRecommender::phase_amount(int phase) const {
+  const std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+  if (options_.adapt_samples == 0 || seen.size() < static_cast<std::size_t>(options_.adapt_samples)) {
+    return model_amount(phase);
+  }
+  std::vector<double> cpu, memory;
+  for (const Amount& a : seen) {
+    cpu.push_back(a.cpu);
+    memory.push_back(a.memory);
+  }
+  return {model::quantile(std::move(cpu), options_.cpu_quantile), model::quantile(std::move(memory), options_.memory_quantile)};
 }
 
 void PhaseRecommender::enter(int phase) {
@@ -89,6 +104,11 @@ void PhaseRecommender::observe(const Sample& sample) {
     candidate_run_ = 0;
     return;
   }
+  // Bounded, so that a long-running container keeps a fixed footprint.
+  constexpr std::size_t kSeenPerPhase = 256;
+  std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(*raw)];
+  seen.push_back(sample.usage);
+  if (seen.size() > kSeenPerPhase) seen.pop_front();
   if (*raw == candidate_) {
     ++candidate_run_;
   } else {
@@ -99,7 +119,7 @@ void PhaseRecommender::observe(const Sample& sample) {
   ++visit_samples_;
 }
 
-Allocation PhaseRecommender::recommend(const Sample* next) {
+std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
   if (options_.oracle) {
     if (next == nullptr) throw model::InputError("oracle policy: needs the next sample's phase");
     unknown_ = next->known_phase < 0;
@@ -108,9 +128,11 @@ Allocation PhaseRecommender::recommend(const Sample* next) {
       ++visit_samples_;
     }
   }
+  // Before the first phase (the history is not full yet) nothing is known: keep what is in force.
+  if (!stable_ && !options_.oracle && unknown_samples_ == 0) return std::nullopt;
   if (unknown_ || !stable_) {
-    Allocation a = fallback_.recommend(next);
-    a.request.memory = a.limit.memory = std::max(a.request.memory, oom_floor_);
+    std::optional<Allocation> a = fallback_.recommend(next);
+    if (a) a->request.memory = a->limit.memory = std::max(a->request.memory, oom_floor_);
     return a;
   }
 
@@ -126,10 +148,9 @@ Allocation PhaseRecommender::recommend(const Sample* next) {
       }
     }
   }
-  const double headroom = 1 + options_.headroom;
-  return guaranteed({std::max(want.cpu * (1 + options_.margins.cpu), latest_usage_.cpu * headroom),
+  return guaranteed({std::max(want.cpu * (1 + options_.margins.cpu), latest_usage_.cpu * (1 + options_.headroom.cpu)),
                      std::max({want.memory * (1 + options_.margins.memory),
-                               latest_usage_.memory * headroom, oom_floor_})});
+                               latest_usage_.memory * (1 + options_.headroom.memory), oom_floor_})});
 }
 
 }  // namespace phasescale::policy

@@ -11,7 +11,7 @@ Allocation guaranteed(Amount request) { return Allocation{request, request}; }
 StaticRecommender::StaticRecommender(Amount allocation, Margins margins)
     : allocation_(guaranteed({allocation.cpu * (1 + margins.cpu), allocation.memory * (1 + margins.memory)})) {}
 
-Allocation StaticRecommender::recommend(const Sample*) { return allocation_; }
+std::optional<Allocation> StaticRecommender::recommend(const Sample*) { return allocation_; }
 
 WindowRecommender::WindowRecommender(WindowOptions options) : options_(options) {
   if (options_.samples < 1) throw model::InputError("window policy: the window needs at least 1 sample");
@@ -28,7 +28,8 @@ void WindowRecommender::observe(const Sample& sample) {
   }
 }
 
-Allocation WindowRecommender::recommend(const Sample*) {
+std::optional<Allocation> WindowRecommender::recommend(const Sample*) {
+  if (cpu_.empty()) return std::nullopt;
   auto estimate = [&](const std::deque<double>& values) {
     return model::quantile(std::vector<double>(values.begin(), values.end()), options_.quantile);
   };
@@ -36,7 +37,7 @@ Allocation WindowRecommender::recommend(const Sample*) {
                      estimate(memory_) * (1 + options_.margins.memory)});
 }
 
-Allocation PerfectRecommender::recommend(const Sample* next) {
+std::optional<Allocation> PerfectRecommender::recommend(const Sample* next) {
   if (next == nullptr) throw model::InputError("perfect policy: needs the next sample");
   return guaranteed({next->usage.cpu * (1 + margins_.cpu), next->usage.memory * (1 + margins_.memory)});
 }

@@ -152,7 +152,8 @@ void VpaRecommender::add_memory_peak(double usage, double time_s, bool oom) {
   (oom ? oom_peak_ : memory_peak_) = usage;
 }
 
-Allocation VpaRecommender::recommend(const Sample*) {
+std::optional<Allocation> VpaRecommender::recommend(const Sample*) {
+  if (cpu_.empty() && memory_.empty()) return std::nullopt;  // no data: no recommendation yet
   // logic.podResourceRecommender's target: percentile, then safety margin, then minimum.
   const double cpu = cpu_.percentile(options_.cpu_percentile) * (1 + options_.margins.cpu);
   const double memory = memory_.percentile(options_.memory_percentile) * (1 + options_.margins.memory);

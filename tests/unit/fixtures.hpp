@@ -24,15 +24,15 @@ inline model::Summary summary(double p50, double p95, double p99, double max) {
 inline model::PhaseModel two_phase_model() {
   model::PhaseModel m;
   m.features = {"cpu.usage.cores", "mem.working.set"};
-  m.scaler.mean = Eigen::Vector2d(1, 0);
-  m.scaler.scale = Eigen::Vector2d(1, 1);
+  m.scaler.mean = Eigen::VectorXd{{1.0, 0.0}};
+  m.scaler.scale = Eigen::VectorXd::Ones(2);
   m.crbm.n_vis = 2;
   m.crbm.n_hid = 1;
   m.crbm.n_his = 1;
   m.crbm.W = model::Matrix{{10, 0}};
   m.crbm.A = model::Matrix::Zero(2, 2);
   m.crbm.B = model::Matrix::Zero(1, 2);
-  m.crbm.v_bias = Eigen::Vector2d::Zero();
+  m.crbm.v_bias = Eigen::VectorXd::Zero(2);
   m.crbm.h_bias = Eigen::VectorXd::Zero(1);
   m.centroids = model::Matrix{{0.0}, {1.0}};
   model::PhaseStatistics st;

@@ -30,8 +30,8 @@ Sample at(double t, double cpu, double memory, Amount allocated = {1, GiB}) {
 struct Feed {
   PhaseRecommender& r;
   double t = 0;
-  std::vector<double> features;
-  Allocation operator()(double cpu, double memory, bool oom = false, Amount allocated = {1, GiB}) {
+  std::vector<double> features = {};
+  std::optional<Allocation> operator()(double cpu, double memory, bool oom = false, Amount allocated = {1, GiB}) {
     Sample s = at(t += 15, cpu, memory, allocated);
     features = {cpu, memory};
     s.features = features.data();
@@ -94,14 +94,18 @@ TEST_CASE("VPA recommender: p90 of CPU weighted by request, p90 of memory peaks,
   VpaOptions o;
   o.memory_interval_s = 60;
   VpaRecommender vpa(o);
-  // No data yet: the minimum resources (25 millicores, 250 MiB).
-  Allocation a = vpa.recommend(nullptr);
-  CHECK(a.request.cpu == Approx(0.025));
-  CHECK(a.request.memory == Approx(250 * MiB));
+  // No data yet: no recommendation.
+  CHECK(!vpa.recommend(nullptr));
+  // Tiny usage: the minimum resources (25 millicores, 250 MiB).
+  VpaRecommender idle(o);
+  idle.observe(at(0, 0.001, 1024));
+  CHECK(idle.recommend(nullptr)->request.cpu == Approx(0.025));
+  CHECK(idle.recommend(nullptr)->request.memory == Approx(250 * MiB));
+  Allocation a;
   // Ten CPU samples at 1 core and one at 4 cores; memory peaks per minute.
   for (int i = 0; i < 10; ++i) vpa.observe(at(i * 10, 1.0, 1 * GiB));
   vpa.observe(at(100, 4.0, 2 * GiB));
-  a = vpa.recommend(nullptr);
+  a = *vpa.recommend(nullptr);
   const ExponentialBuckets& cpu = vpa_cpu_buckets();
   CHECK(a.request.cpu == Approx(cpu.start(cpu.find(1.0) + 1) * 1.15));
   CHECK(a.limit.cpu == a.request.cpu);
@@ -120,7 +124,7 @@ TEST_CASE("VPA bumps memory after an OOM kill", "[policy][vpa]") {
   vpa.observe(s);
   // needed = max(1 GiB + 100 MiB, 1.2 GiB) = 1.2 GiB replaces the interval's peak.
   const ExponentialBuckets& mem = vpa_memory_buckets();
-  CHECK(vpa.recommend(nullptr).request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
+  CHECK(vpa.recommend(nullptr)->request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
 }
 
 TEST_CASE("window: a quantile of the last W samples times (1 + margin)", "[policy]") {
@@ -130,22 +134,22 @@ TEST_CASE("window: a quantile of the last W samples times (1 + margin)", "[polic
   WindowRecommender w(o);
   for (double cpu : {5.0, 1.0, 2.0, 3.0}) w.observe(at(0, cpu, cpu * GiB));
   // The 5 left the window: max(1, 2, 3) = 3.
-  CHECK(w.recommend(nullptr).request.cpu == Approx(3.3));
-  CHECK(w.recommend(nullptr).request.memory == Approx(3.6 * GiB));
+  CHECK(w.recommend(nullptr)->request.cpu == Approx(3.3));
+  CHECK(w.recommend(nullptr)->request.memory == Approx(3.6 * GiB));
   o.quantile = 0.5;
   WindowRecommender median(o);
   for (double cpu : {1.0, 2.0, 3.0}) median.observe(at(0, cpu, GiB));
-  CHECK(median.recommend(nullptr).request.cpu == Approx(2.2));
+  CHECK(median.recommend(nullptr)->request.cpu == Approx(2.2));
 }
 
 TEST_CASE("static and perfect", "[policy]") {
   StaticRecommender s({4, 8 * GiB}, {0.5, -0.5});
-  CHECK(s.recommend(nullptr).request.cpu == 6);
-  CHECK(s.recommend(nullptr).limit.memory == 4 * GiB);
+  CHECK(s.recommend(nullptr)->request.cpu == 6);
+  CHECK(s.recommend(nullptr)->limit.memory == 4 * GiB);
   PerfectRecommender p({0.1, 0});
   const Sample next = at(0, 2, 3 * GiB);
-  CHECK(p.recommend(&next).request.cpu == Approx(2.2));
-  CHECK(p.recommend(&next).request.memory == 3 * GiB);
+  CHECK(p.recommend(&next)->request.cpu == Approx(2.2));
+  CHECK(p.recommend(&next)->request.memory == 3 * GiB);
   CHECK_THROWS_AS(p.recommend(nullptr), model::InputError);
 }
 
@@ -154,30 +158,30 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
   PhaseOptions o;
   o.margins = {0.1, 0};
   o.debounce = 2;
-  o.headroom = 0.1;
+  o.headroom = {0.1, 0.1};
   o.fallback.samples = 5;
   PhaseRecommender r(m, o);
   Feed feed{r};
-  // First sample: no history yet, the window fallback (max of what was seen, plus margin).
-  CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(0.55));
+  // First sample: no history yet, no phase: no recommendation (the allocation in force stays).
+  CHECK(!feed(0.5, 0.5 * GiB));
   CHECK(!r.phase());
   // Phase 0 from the second sample: CPU p95 0.6 * 1.1, memory p99 1 GiB.
-  Allocation a = feed(0.5, 0.5 * GiB);
+  Allocation a = *feed(0.5, 0.5 * GiB);
   REQUIRE(r.phase() == 0);
   CHECK(a.request.cpu == Approx(0.66));
   CHECK(a.request.memory == Approx(1 * GiB));
   // One sample of phase 1 is not enough to switch (debounce 2), but the allocation never goes
   // below the latest usage plus 10% headroom.
-  a = feed(1.5, 0.5 * GiB);
+  a = *feed(1.5, 0.5 * GiB);
   CHECK(r.phase() == 0);
   CHECK(a.request.cpu == Approx(1.65));
-  a = feed(1.5, 3 * GiB);
+  a = *feed(1.5, 3 * GiB);
   CHECK(r.phase() == 1);
   CHECK(a.request.cpu == Approx(2.2));
   CHECK(a.request.memory == Approx(4 * GiB));
   // About 1 core: too far from both centroids: the window fallback, counted.
   CHECK(r.unknown_phase_samples() == 0);
-  a = feed(1.0, 3 * GiB);
+  a = *feed(1.0, 3 * GiB);
   CHECK(r.unknown_phase_samples() == 1);
   CHECK(a.request.cpu == Approx(1.65));  // max of the last 5 CPU samples (1.5) * 1.1
   CHECK(r.phase() == 1);                 // the stable phase is kept
@@ -189,9 +193,9 @@ TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy
   Feed feed{r};
   feed(0.5, 0.5 * GiB);
   feed(0.5, 0.5 * GiB);
-  const Allocation a = feed(0.5, 0.9 * GiB, true, {1, 1 * GiB});
+  const Allocation a = *feed(0.5, 0.9 * GiB, true, {1, 1 * GiB});
   CHECK(a.request.memory == Approx(1.2 * GiB));  // max(1 GiB + 100 MiB, 1.2 GiB)
-  CHECK(feed(0.5, 0.5 * GiB).request.memory == Approx(1.2 * GiB));
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1.2 * GiB));
 }
 
 TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit", "[policy][phase]") {
@@ -202,9 +206,9 @@ TEST_CASE("phase: proactive mode provisions for the likely next phase after a ty
   Feed feed{r};
   feed(0.5, 0.5 * GiB);
   // Phase 0's median visit is 3 samples; its likely successor is phase 1.
-  for (int i = 0; i < 3; ++i) CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(0.6));
-  CHECK(feed(0.5, 0.5 * GiB).request.cpu == Approx(2.0));
-  CHECK(feed(0.5, 0.5 * GiB).request.memory == Approx(4 * GiB));
+  for (int i = 0; i < 3; ++i) CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.6));
+  CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(2.0));
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(4 * GiB));
 }
 
 TEST_CASE("oracle: the phase of the coming sample, without debounce", "[policy][phase]") {
@@ -214,9 +218,9 @@ TEST_CASE("oracle: the phase of the coming sample, without debounce", "[policy][
   PhaseRecommender r(m, o);
   Sample next = at(0, 0.5, 0.5 * GiB);
   next.known_phase = 1;
-  CHECK(r.recommend(&next).request.cpu == Approx(2.0));
+  CHECK(r.recommend(&next)->request.cpu == Approx(2.0));
   next.known_phase = 0;
-  CHECK(r.recommend(&next).request.cpu == Approx(0.6));
+  CHECK(r.recommend(&next)->request.cpu == Approx(0.6));
 }
 
 TEST_CASE("phase policy rejects a model without statistics and unknown quantiles", "[policy][phase]") {

@@ -5,6 +5,7 @@
 #include <phasescale/policy/recommender.hpp>
 
 #include <deque>
+#include <optional>
 
 namespace phasescale::policy {
 
@@ -21,8 +22,8 @@ class Actuator {
   Actuator(Allocation initial, ActuationOptions options);
   // The allocation in force at the next sample. Call once per sample, before decide().
   const Allocation& advance();
-  // A decision made now (after the current sample).
-  void decide(const Allocation& wanted);
+  // A decision made now (after the current sample); nothing keeps the allocation in force.
+  void decide(const std::optional<Allocation>& wanted);
   const Allocation& in_force() const { return in_force_; }
   std::size_t resizes() const { return resizes_; }
 
@@ -31,7 +32,7 @@ class Actuator {
 
   ActuationOptions options_;
   Allocation in_force_;
-  std::deque<Allocation> pending_;
+  std::deque<std::optional<Allocation>> pending_;
   std::size_t resizes_ = 0;
 };
 

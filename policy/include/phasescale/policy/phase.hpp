@@ -7,7 +7,9 @@
 #include <phasescale/model/phases.hpp>
 #include <phasescale/policy/simple.hpp>
 
+#include <deque>
 #include <optional>
+#include <vector>
 
 namespace phasescale::policy {
 
@@ -18,8 +20,12 @@ struct PhaseOptions {
   Margins margins;
   // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
   int debounce = 2;
-  // Never below the latest usage times (1 + headroom).
-  double headroom = 0.1;
+  // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
+  // usage in that phase replaces the model's (which spans every training execution, small and
+  // large); 0 keeps the model's statistics throughout.
+  int adapt_samples = 3;
+  // Never below the latest usage times (1 + headroom), per resource.
+  Margins headroom{0.2, 0.1};
   // Also provision for the likely next phase once a visit lasts longer than that phase's median.
   bool proactive = false;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
@@ -42,13 +48,14 @@ class PhaseRecommender : public Recommender {
   // The model must carry phase statistics with the CPU and memory columns (InputError if not).
   PhaseRecommender(const model::PhaseModel& model, PhaseOptions options);
   void observe(const Sample& sample) override;
-  Allocation recommend(const Sample* next) override;
+  std::optional<Allocation> recommend(const Sample* next) override;
   std::size_t unknown_phase_samples() const override { return unknown_samples_; }
   // The stable phase, once there is one.
   std::optional<int> phase() const { return stable_; }
 
  private:
   Amount phase_amount(int phase) const;
+  Amount model_amount(int phase) const;
   void enter(int phase);
 
   const model::PhaseModel* model_;
@@ -62,6 +69,8 @@ class PhaseRecommender : public Recommender {
   std::size_t visit_samples_ = 0;
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
+  // This container's usage in each phase (the most recent samples, for adapt_samples).
+  std::vector<std::deque<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
 };
 

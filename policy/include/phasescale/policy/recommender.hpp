@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace phasescale::policy {
@@ -42,10 +43,11 @@ class Recommender {
   virtual ~Recommender() = default;
   // Learns from a sample that has happened.
   virtual void observe(const Sample& sample) = 0;
-  // The allocation wanted from now on, given every sample observed so far. `next` is the sample
+  // The allocation wanted from now on, given every sample observed so far; nothing while the
+  // recommender does not know enough yet (the allocation in force stays). `next` is the sample
   // to come: only the non-causal bounds (`oracle`, `perfect`) may read it, and it is null when
   // unknown (as in the operator).
-  virtual Allocation recommend(const Sample* next) = 0;
+  virtual std::optional<Allocation> recommend(const Sample* next) = 0;
   // Samples whose phase was unknown (the `phase` policy's fallback count).
   virtual std::size_t unknown_phase_samples() const { return 0; }
 };

@@ -16,7 +16,7 @@ class StaticRecommender : public Recommender {
  public:
   StaticRecommender(Amount allocation, Margins margins);
   void observe(const Sample&) override {}
-  Allocation recommend(const Sample* next) override;
+  std::optional<Allocation> recommend(const Sample* next) override;
 
  private:
   Allocation allocation_;
@@ -32,7 +32,7 @@ class WindowRecommender : public Recommender {
  public:
   explicit WindowRecommender(WindowOptions options);
   void observe(const Sample& sample) override;
-  Allocation recommend(const Sample* next) override;
+  std::optional<Allocation> recommend(const Sample* next) override;
   bool empty() const { return cpu_.empty(); }
 
  private:
@@ -44,7 +44,7 @@ class PerfectRecommender : public Recommender {
  public:
   explicit PerfectRecommender(Margins margins) : margins_(margins) {}
   void observe(const Sample&) override {}
-  Allocation recommend(const Sample* next) override;  // needs `next`
+  std::optional<Allocation> recommend(const Sample* next) override;  // needs `next`
 
  private:
   Margins margins_;

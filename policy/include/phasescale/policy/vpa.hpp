@@ -77,7 +77,7 @@ class VpaRecommender : public Recommender {
  public:
   explicit VpaRecommender(VpaOptions options = {});
   void observe(const Sample& sample) override;
-  Allocation recommend(const Sample* next) override;
+  std::optional<Allocation> recommend(const Sample* next) override;
   // Begins a new container of the same workload: its own memory-peak intervals and CPU sample
   // order, the same histograms (as the VPA's aggregate state is shared by a workload's pods).
   void start_container();
