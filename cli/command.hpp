@@ -25,9 +25,11 @@ struct Command {
 Command add_train_command(CLI::App& parent);
 Command add_predict_command(CLI::App& parent);
 Command add_inspect_command(CLI::App& parent);
+Command add_generate_command(CLI::App& parent);
+Command add_simulate_command(CLI::App& parent);
 
-// The options of `train` that shape a model (features, sizes, SGD, k-means, seed), and the check
-// of their column lists.
+// The options of `train` that shape a model (features, sizes, SGD, k-means, seed), shared with
+// `simulate`, which trains a model per fold; and the check of their column lists.
 void add_training_options(CLI::App* app, model::TrainOptions& options);
 void check_training_columns(const model::TrainOptions& options);
 

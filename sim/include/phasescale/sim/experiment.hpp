@@ -1,0 +1,133 @@
+#pragma once
+// The simulator's experiment: split the executions into training and held-out ones, get a phase
+// model, calibrate each policy's safety margins on the training executions to a target
+// fulfilment, replay the held-out executions through every policy and add up the scores.
+
+#include <phasescale/model/model.hpp>
+#include <phasescale/model/trace.hpp>
+#include <phasescale/policy/phase.hpp>
+#include <phasescale/policy/simple.hpp>
+#include <phasescale/policy/vpa.hpp>
+#include <phasescale/sim/replay.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace phasescale::sim {
+
+inline const std::vector<std::string> kPolicies = {"static", "vpa",    "vpa-warm", "window",
+                                                   "phase",  "oracle", "perfect"};
+// `oracle` and `perfect` see each sample before they allocate for it.
+bool is_causal(const std::string& policy);
+
+// Where a trace keeps usage and the allocation it ran with.
+struct TraceColumns {
+  std::string cpu = "cpu.usage.cores";
+  std::string memory = "mem.working.set";
+  std::string static_cpu = "cpu.num.cores";
+  std::string static_memory = "mem.limit";
+};
+
+Container make_container(const model::Trace& trace, const model::Execution& execution,
+                         const model::PhaseModel& model, const TraceColumns& columns);
+
+struct PolicySettings {
+  policy::ActuationOptions actuation;
+  policy::VpaOptions vpa;
+  policy::WindowOptions window;
+  policy::PhaseOptions phase;
+  // Margins used when not calibrating (VPA: its upstream 15%).
+  policy::Margins default_margins(const std::string& policy) const;
+};
+
+// Makes each policy's recommender for a container. `vpa-warm` starts from VPA histograms of
+// `warm_history`, replayed as if those executions had just finished.
+class PolicyFactory {
+ public:
+  PolicyFactory(const model::PhaseModel& model, const PolicySettings& settings);
+  std::unique_ptr<policy::Recommender> make(const std::string& name, const Container& container,
+                                            const std::vector<const Container*>& warm_history,
+                                            policy::Margins margins) const;
+
+ private:
+  const model::PhaseModel& model_;
+  const PolicySettings& settings_;
+};
+
+struct Calibration {
+  policy::Margins margins;
+  double cpu_fulfilment = 0, memory_fulfilment = 0;  // reached on the calibration executions
+};
+
+// The smallest margins (to 1e-4) whose fulfilment on `containers` reaches `target`, found by
+// bisection for CPU and memory at once (each resource's margin only moves its own fulfilment).
+Calibration calibrate(const std::string& policy, const PolicyFactory& factory,
+                      const std::vector<const Container*>& containers,
+                      const std::function<std::vector<const Container*>(const Container&)>& warm_history,
+                      double target, const policy::ActuationOptions& actuation);
+
+struct Fold {
+  std::vector<std::size_t> training;  // execution indices
+  std::vector<std::size_t> held_out;
+};
+
+// No split (train_fraction 0 and folds 0): one fold, everything held out, nothing for training.
+// train_fraction F: one fold with round(F * n) training executions (at least 1, at most n - 1).
+// folds K: K folds, each execution held out in exactly one. Whole executions, shuffled by seed.
+std::vector<Fold> split_executions(std::size_t executions, double train_fraction, int folds,
+                                   std::uint64_t seed);
+
+struct ExperimentOptions {
+  std::vector<std::string> policies = kPolicies;
+  double target_fulfilment = 0.95;  // 0: no calibration, default margins
+  double train_fraction = 0;
+  int folds = 0;
+  std::uint64_t seed = 1;
+  TraceColumns columns;
+  PolicySettings settings;
+  // Margins swept (the same for CPU and memory) to draw each policy's trade-off curve.
+  std::vector<double> tradeoff_margins = {-0.5, -0.3, -0.2, -0.1, 0, 0.05, 0.1, 0.15, 0.2,
+                                          0.3,  0.5,  0.75, 1,    1.5, 2};
+};
+
+struct TradeoffPoint {
+  double margin = 0;
+  ResourceScore cpu, memory;
+};
+
+struct PolicyResult {
+  Score score;                           // over all held-out executions
+  std::vector<policy::Margins> margins;  // per fold
+  std::vector<TradeoffPoint> tradeoff;
+};
+
+struct ContainerResult {
+  Container container;
+  int fold = 0;
+  std::map<std::string, Replay> replays;
+};
+
+struct Report {
+  std::vector<std::string> policies;
+  std::map<std::string, PolicyResult> results;
+  std::vector<ContainerResult> containers;
+  std::vector<Fold> folds;
+  ExperimentOptions options;
+  std::shared_ptr<const model::PhaseModel> model;  // the last fold's, for its phase statistics
+  bool split = false;
+
+  // 1 - allocated(policy) / allocated(baseline) for one resource ("cpu" or "memory").
+  double reduction(const std::string& policy, const std::string& baseline, const std::string& resource) const;
+};
+
+// Returns the model for a fold, given its training executions (empty without a split).
+using ModelSource =
+    std::function<std::shared_ptr<const model::PhaseModel>(const std::vector<std::size_t>& training)>;
+
+Report run_experiment(const model::Trace& trace, const ModelSource& model_source,
+                      const ExperimentOptions& options);
+
+}  // namespace phasescale::sim

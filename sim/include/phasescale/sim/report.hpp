@@ -1,0 +1,16 @@
+#pragma once
+// The simulator's report as JSON (layout documented in README.md, "simulate") and as one
+// self-contained HTML page.
+
+#include <phasescale/sim/experiment.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace phasescale::sim {
+
+nlohmann::json report_json(const Report& report);
+std::string report_html(const Report& report);
+
+}  // namespace phasescale::sim

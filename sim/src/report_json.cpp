@@ -1,0 +1,98 @@
+#include <phasescale/sim/report.hpp>
+
+#include <cmath>
+
+namespace phasescale::sim {
+namespace {
+
+using nlohmann::json;
+
+// NaN (an undefined ratio) becomes null.
+json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json resource_json(const ResourceScore& r) {
+  return {{"allocated", r.allocated}, {"used", r.used}, {"fulfilment", r.fulfilment()},
+          {"shortfall", r.shortfall}, {"samples", r.samples}};
+}
+
+json score_json(const Score& s) {
+  json j = {{"cpu", resource_json(s.cpu)}, {"memory", resource_json(s.memory)},
+            {"resizes", s.resizes}, {"unknown_phase_samples", s.unknown_phase_samples}};
+  j["memory"]["oom_events"] = s.oom_events;
+  return j;
+}
+
+// vpa - phase as a share of vpa - perfect: how much of the possible saving `phase` gets.
+double gap_share(const Report& r, const std::string& resource) {
+  const double phase = r.reduction("phase", "vpa", resource), perfect = r.reduction("perfect", "vpa", resource);
+  return perfect > 0 ? phase / perfect : std::nan("");
+}
+
+}  // namespace
+
+json report_json(const Report& r) {
+  json policies = json::object();
+  for (const std::string& name : r.policies) {
+    const PolicyResult& p = r.results.at(name);
+    json j = score_json(p.score);
+    double cpu_margin = 0, memory_margin = 0;
+    json per_fold = json::array();
+    for (const policy::Margins& m : p.margins) {
+      cpu_margin += m.cpu / p.margins.size();
+      memory_margin += m.memory / p.margins.size();
+      per_fold.push_back({{"cpu", m.cpu}, {"memory", m.memory}});
+    }
+    j["cpu"]["margin"] = cpu_margin;
+    j["memory"]["margin"] = memory_margin;
+    j["margins_per_fold"] = per_fold;
+    json reduction = json::object();
+    for (const char* baseline : {"vpa", "vpa-warm", "window"}) {
+      if (r.results.count(baseline) == 0) continue;
+      reduction[baseline] = {{"cpu", number(r.reduction(name, baseline, "cpu"))},
+                             {"memory", number(r.reduction(name, baseline, "memory"))}};
+    }
+    j["reduction"] = reduction;
+    json tradeoff = json::array();
+    for (const TradeoffPoint& t : p.tradeoff) {
+      tradeoff.push_back({{"margin", t.margin},
+                          {"cpu", {{"allocated", t.cpu.allocated}, {"fulfilment", t.cpu.fulfilment()}}},
+                          {"memory", {{"allocated", t.memory.allocated}, {"fulfilment", t.memory.fulfilment()}}}});
+    }
+    j["tradeoff"] = tradeoff;
+    policies[name] = j;
+  }
+
+  json containers = json::array();
+  for (const ContainerResult& c : r.containers) {
+    json per_policy = json::object();
+    for (const auto& [name, replay] : c.replays) per_policy[name] = score_json(replay.score);
+    containers.push_back({{"id", c.container.id}, {"source", c.container.source}, {"fold", c.fold},
+                          {"samples", c.container.usage.size()}, {"policies", per_policy}});
+  }
+
+  json folds = json::array();
+  for (const Fold& f : r.folds) folds.push_back({{"training", f.training.size()}, {"held_out", f.held_out.size()}});
+  json summary = json::object();
+  if (r.results.count("phase") && r.results.count("vpa") && r.results.count("perfect")) {
+    summary["phase_share_of_perfect_saving_vs_vpa"] = {{"cpu", number(gap_share(r, "cpu"))},
+                                                       {"memory", number(gap_share(r, "memory"))}};
+  }
+  if (r.results.count("phase") && r.results.count("oracle")) {
+    summary["phase_over_oracle_allocation"] = {
+        {"cpu", number(1 - r.reduction("phase", "oracle", "cpu"))},
+        {"memory", number(1 - r.reduction("phase", "oracle", "memory"))}};
+  }
+  return {{"policies", policies},
+          {"summary", summary},
+          {"containers", containers},
+          {"settings",
+           {{"target_fulfilment", r.options.target_fulfilment},
+            {"train_fraction", r.options.train_fraction},
+            {"folds", folds},
+            {"split", r.split},
+            {"seed", r.options.seed},
+            {"actuation_delay", r.options.settings.actuation.delay},
+            {"min_change", r.options.settings.actuation.min_change}}}};
+}
+
+}  // namespace phasescale::sim
