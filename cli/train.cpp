@@ -3,6 +3,7 @@
 #include "command.hpp"
 
 #include <phasescale/model/model.hpp>
+#include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/trace.hpp>
 #include <phasescale/model/train.hpp>
 
@@ -22,6 +23,8 @@ struct TrainArgs {
   std::vector<std::string> traces;
   std::string out;
   model::TrainOptions options;
+  std::string extend;  // a model to extend with new phases instead of training one
+  model::ExtendOptions extend_options;
 };
 
 // One status line on stderr, redrawn in place. Small traces train thousands of epochs a second,
@@ -91,7 +94,30 @@ CLI::Validator number_that_is(const std::string& requirement, std::function<bool
       requirement);
 }
 
+// AI4DL's phase expansion: the model keeps its CRBM; what it does not know becomes new phases.
+int run_extend(TrainArgs& args) {
+  const model::PhaseModel base = model::resolve_model(args.extend);
+  std::vector<std::string> columns = base.features;
+  if (base.statistics) {
+    for (const auto& c : base.statistics->usage_columns)
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  }
+  const model::Trace trace = model::read_trace(
+      args.traces, model::TraceOptions{.id_column = args.options.parameters.id_column, .columns = columns});
+  model::ExtendResult extended = model::extend_model(base, trace, args.extend_options);
+  if (extended.model.parameters) {
+    auto& traces = extended.model.parameters->traces;
+    traces.insert(traces.end(), args.traces.begin(), args.traces.end());
+  }
+  model::save_model(extended.model, args.out);
+  std::printf("extended %s into %s: %d phases + %d new, from %zu of %zu samples in no known phase\n",
+              args.extend.c_str(), args.out.c_str(), base.phases(), args.extend_options.new_phases,
+              extended.unknown_samples, extended.samples);
+  return 0;
+}
+
 int run_train(TrainArgs& args) {
+  if (!args.extend.empty()) return run_extend(args);
   check_training_columns(args.options);
   model::TrainingParameters& parameters = args.options.parameters;
   parameters.traces = args.traces;
@@ -187,6 +213,12 @@ Command add_train_command(CLI::App& parent) {
   app->add_option("--id-column", args->options.parameters.id_column,
                   "Column that names the execution of each row");
   add_training_options(app, args->options);
+  app->add_option("--extend", args->extend,
+                  "Instead of training from scratch, extend this model (file or 'default'): keep its CRBM and "
+                  "add phases for the samples of --trace that lie in no known phase (AI4DL's phase expansion)")
+      ->type_name("MODEL.json");
+  app->add_option("--new-phases", args->extend_options.new_phases, "With --extend: how many phases to add")
+      ->check(number_that_is("positive", [](double v) { return v > 0; }));
 
   return {app, [args] { return run_train(*args); }};
 }

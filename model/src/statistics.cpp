@@ -54,6 +54,18 @@ Matrix PhaseStatistics::transition_probabilities() const {
   return p;
 }
 
+void keep_most_common(std::vector<PhaseSequence>& sequences) {
+  // Equal counts keep their (the map's lexicographic) order, so the result is stable.
+  std::stable_sort(sequences.begin(), sequences.end(),
+                   [](const PhaseSequence& a, const PhaseSequence& b) { return a.executions > b.executions; });
+  if (sequences.size() > kMaxSequences) sequences.resize(kMaxSequences);
+}
+
+bool PhaseStatistics::unknown(int phase, double distance, double factor) const {
+  const PhaseStats& s = phases[static_cast<std::size_t>(phase)];
+  return s.samples == 0 || distance > factor * s.distance.p99;
+}
+
 namespace {
 
 struct Visit {
@@ -125,10 +137,7 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
     s.distance = Summary::of(distances[p]);
   }
   for (const auto& [phases_seen, count] : sequence_counts) stats.sequences.push_back({phases_seen, count});
-  // Most common first; equal counts in the map's (lexicographic) order, so the result is stable.
-  std::stable_sort(stats.sequences.begin(), stats.sequences.end(),
-                   [](const PhaseSequence& a, const PhaseSequence& b) { return a.executions > b.executions; });
-  if (stats.sequences.size() > kMaxSequences) stats.sequences.resize(kMaxSequences);
+  keep_most_common(stats.sequences);
   return stats;
 }
 

@@ -97,8 +97,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     unknown_ = true;
     return;
   }
-  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*raw)];
-  unknown_ = s.samples == 0 || stream_->distance() > options_.unknown_distance * s.distance.p99;
+  unknown_ = model_->statistics->unknown(*raw, stream_->distance(), options_.unknown_distance);
   if (unknown_) {
     ++unknown_samples_;
     candidate_run_ = 0;

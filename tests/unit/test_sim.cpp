@@ -20,7 +20,7 @@ namespace {
 Container alternating(std::uint64_t seed, std::size_t samples = 120) {
   model::Random random(seed);
   Container c;
-  c.id = std::string("c").append(std::to_string(seed));
+  c.id = "c" + std::to_string(seed);
   c.original = {4, 8 * GiB};
   c.features.resize(static_cast<Eigen::Index>(samples), 2);
   for (std::size_t t = 0; t < samples; ++t) {

@@ -40,6 +40,10 @@ struct PhaseStatistics {
 
   // Row-normalised transitions (a row without visits stays zero).
   Matrix transition_probabilities() const;
+  // A sample assigned to `phase` at `distance` from its centroid is in no known phase when it lies
+  // farther than `factor` times the p99 distance of that phase's training samples (or the phase
+  // had no training samples at all).
+  bool unknown(int phase, double distance, double factor = 1.0) const;
 };
 
 // One execution's samples with their phases (-1: no phase, e.g. history not yet full).
@@ -51,6 +55,8 @@ struct LabelledExecution {
 };
 
 inline constexpr std::size_t kMaxSequences = 10;
+// Sorts sequences most common first and keeps the first kMaxSequences.
+void keep_most_common(std::vector<PhaseSequence>& sequences);
 
 PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executions, int phases,
                                    const std::vector<std::string>& usage_columns);
