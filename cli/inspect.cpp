@@ -3,6 +3,7 @@
 #include "command.hpp"
 
 #include <phasescale/model/model.hpp>
+#include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/statistics.hpp>
 
 #include <CLI/CLI.hpp>
@@ -188,7 +189,7 @@ void print_sequences(const model::PhaseStatistics& s) {
 }
 
 int run_inspect(const std::string& path) {
-  model::PhaseModel m = model::load_model(path);
+  model::PhaseModel m = model::resolve_model(path);
   print_header(m, path);
   if (!m.statistics) {
     std::printf("\nno phase statistics in this model (models phasescale trains have them); "
@@ -210,7 +211,7 @@ Command add_inspect_command(CLI::App& parent) {
       "inspect",
       "Show a model: features, training, and per phase its share, CPU and memory quantiles, "
       "visit lengths, transitions and typical sequences");
-  app->add_option("model", *path, "Model file (phasescale or AI4DL JSON)")
+  app->add_option("model", *path, "Model file (phasescale or AI4DL JSON), or 'default' for the built-in model")
       ->required()
       ->type_name("MODEL.json");
   return {app, [path] { return run_inspect(*path); }};

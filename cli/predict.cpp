@@ -4,6 +4,7 @@
 #include "command.hpp"
 
 #include <phasescale/model/model.hpp>
+#include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/phases.hpp>
 #include <phasescale/model/trace.hpp>
 
@@ -101,7 +102,7 @@ int run_predict(const PredictArgs& args) {
     throw UsageError("--timeline and --out - would both write to stdout; give --out a file");
   }
 
-  model::PhaseModel phase_model = model::load_model(args.model);
+  model::PhaseModel phase_model = model::resolve_model(args.model);
   model::Trace trace = model::read_trace(
       {args.trace},
       model::TraceOptions{.id_column = args.id_column, .columns = phase_model.features});
@@ -133,7 +134,7 @@ Command add_predict_command(CLI::App& parent) {
       "Find the phase of every sample of a trace: CSV rows id,timestamp,index,phase,h0.. (empty "
       "until the history is full) and/or a timeline per execution");
 
-  app->add_option("--model", args->model, "Model file (phasescale or AI4DL JSON)")
+  app->add_option("--model", args->model, "Model file (phasescale or AI4DL JSON), or 'default' for the built-in model")
       ->required()
       ->type_name("MODEL.json");
   app->add_option("--trace", args->trace, "Trace CSV file")->required()->type_name("FILE");

@@ -31,6 +31,16 @@ WindowOptions fallback_options(const PhaseOptions& o) {
   return w;
 }
 
+// The phase most training executions began in (by their recorded phase sequences).
+std::optional<int> start_phase(const model::PhaseStatistics& stats) {
+  std::vector<std::size_t> starts(stats.phases.size(), 0);
+  for (const model::PhaseSequence& s : stats.sequences)
+    if (!s.phases.empty()) starts[static_cast<std::size_t>(s.phases.front())] += s.executions;
+  const auto most = std::max_element(starts.begin(), starts.end());
+  if (most == starts.end() || *most == 0) return std::nullopt;
+  return static_cast<int>(most - starts.begin());
+}
+
 const model::PhaseStatistics& statistics_of(const model::PhaseModel& model) {
   if (!model.statistics) {
     throw model::InputError("phase policy: the model has no phase statistics (an AI4DL model?): "
@@ -53,6 +63,7 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
   if (options_.adapt_samples < 0) throw model::InputError("phase policy: adapt samples must not be negative");
   seen_in_phase_.resize(static_cast<std::size_t>(model.phases()));
+  start_phase_ = start_phase(*model.statistics);
   if (!options_.oracle) stream_.emplace(model);
 }
 
@@ -127,8 +138,12 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
       ++visit_samples_;
     }
   }
-  // Before the first phase (the history is not full yet) nothing is known: keep what is in force.
-  if (!stable_ && !options_.oracle && unknown_samples_ == 0) return std::nullopt;
+  // Before the first phase (the history is not full yet): the phase executions usually start in,
+  // if the model knows one; else the allocation in force stays.
+  if (!stable_ && unknown_ && unknown_samples_ == 0) {
+    if (!start_phase_) return std::nullopt;
+    return provision(phase_amount(*start_phase_));
+  }
   if (unknown_ || !stable_) {
     std::optional<Allocation> a = fallback_.recommend(next);
     if (a) a->request.memory = a->limit.memory = std::max(a->request.memory, oom_floor_);
@@ -147,6 +162,11 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
       }
     }
   }
+  return provision(want);
+}
+
+// The estimate times (1 + margin), never below the latest usage plus headroom nor an OOM bump.
+Allocation PhaseRecommender::provision(Amount want) const {
   return guaranteed({std::max(want.cpu * (1 + options_.margins.cpu), latest_usage_.cpu * (1 + options_.headroom.cpu)),
                      std::max({want.memory * (1 + options_.margins.memory),
                                latest_usage_.memory * (1 + options_.headroom.memory), oom_floor_})});

@@ -187,6 +187,19 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
   CHECK(r.phase() == 1);                 // the stable phase is kept
 }
 
+TEST_CASE("phase: before the history is full, the phase executions usually start in", "[policy][phase]") {
+  model::PhaseModel m = two_phase_model();
+  // Two training executions began in phase 1, one in phase 0.
+  m.statistics->sequences = {{{1, 0}, 2}, {{0, 1}, 1}};
+  PhaseRecommender r(m, PhaseOptions{});
+  Feed feed{r};
+  const std::optional<Allocation> first = feed(0.5, 0.5 * GiB);
+  REQUIRE(first);
+  CHECK(!r.phase());
+  CHECK(first->request.cpu == Approx(2.0));  // phase 1's CPU p95
+  CHECK(first->request.memory == Approx(4 * GiB));
+}
+
 TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
   PhaseRecommender r(m, PhaseOptions{});

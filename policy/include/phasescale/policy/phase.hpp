@@ -56,6 +56,7 @@ class PhaseRecommender : public Recommender {
  private:
   Amount phase_amount(int phase) const;
   Amount model_amount(int phase) const;
+  Allocation provision(Amount want) const;
   void enter(int phase);
 
   const model::PhaseModel* model_;
@@ -64,6 +65,7 @@ class PhaseRecommender : public Recommender {
   std::optional<model::PhaseStream> stream_;
   WindowRecommender fallback_;
   std::optional<int> stable_;
+  std::optional<int> start_phase_;  // where executions usually begin, for the first samples
   int candidate_ = -1, candidate_run_ = 0;
   bool unknown_ = true;        // the last sample had no known phase
   std::size_t visit_samples_ = 0;
