@@ -3,7 +3,55 @@
 
 #include <phasescale/model/model.hpp>
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
 namespace phasescale::testing {
+
+// A fresh directory under the system's temporary directory, removed with everything in it at the
+// end of the test: tests never write into the tree.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "phasescale-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    root_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return root_; }
+  std::string path(const std::string& name) const { return (root_ / name).string(); }
+  std::string operator/(const std::string& name) const { return path(name); }
+  // Writes `text` to the file `name` and returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+  std::size_t files() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(root_), {}));
+  }
+
+ private:
+  std::filesystem::path root_;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 inline constexpr double GiB = 1024.0 * 1024 * 1024;
 inline constexpr double MiB = 1024.0 * 1024;

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -19,36 +21,15 @@
 
 namespace fs = std::filesystem;
 
+using phasescale::testing::read_file;
+using phasescale::testing::TempDir;
+
 namespace {
 
 const std::string kData = "../shared/data/ai4dl/";
 const std::string kPretrained = kData + "ai4dl-pretrained.model.json";
 
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "phasescale-cli-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
 
- private:
-  fs::path path_;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;

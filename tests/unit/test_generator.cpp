@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,9 @@
 namespace fs = std::filesystem;
 using namespace phasescale;
 
+using phasescale::testing::read_file;
+using phasescale::testing::TempDir;
+
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -41,29 +46,7 @@ std::string csv_text(const sim::GeneratorOptions& o) {
   return out.str();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "phasescale-gen-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
 
- private:
-  fs::path path_;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> fields;

@@ -2,6 +2,8 @@
 #include <phasescale/model/model.hpp>
 
 #include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
 #include <nlohmann/json.hpp>
 
 #include <bit>
@@ -17,37 +19,14 @@ namespace fs = std::filesystem;
 using namespace phasescale::model;
 using Json = nlohmann::ordered_json;
 
+using phasescale::testing::read_file;
+using phasescale::testing::TempDir;
+
 namespace {
 
 const std::string kAi4dlModel = "../shared/data/ai4dl/ai4dl-pretrained.model.json";
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device random;
-    path_ = fs::temp_directory_path() /
-            ("phasescale-model-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-  std::size_t files() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), {}));
-  }
 
- private:
-  fs::path path_;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Numbers that are easy to get wrong in text: repeating binary fractions, extremes, -0.
 double awkward(int i) {
@@ -311,7 +290,7 @@ TEST_CASE("save_model and load_model go through a file atomically", "[model-file
   changed.crbm.W(0, 0) = 42;
   save_model(changed, path);
   CHECK(load_model(path).crbm.W(0, 0) == 42);
-  const std::string before = read_text(path);
+  const std::string before = read_file(path);
   PhaseModel broken = model;
   broken.crbm.W(3, 1) = std::nan("");
   REQUIRE_THROWS_WITH(save_model(broken, path),
@@ -320,7 +299,7 @@ TEST_CASE("save_model and load_model go through a file atomically", "[model-file
   broken.crbm.A.conservativeResize(2, Eigen::NoChange);
   REQUIRE_THROWS_WITH(save_model(broken, path),
                       path + ": not saved: crbm.A: expected 3 rows, got 2");
-  CHECK(read_text(path) == before);
+  CHECK(read_file(path) == before);
   CHECK(dir.files() == 1);
 
   const std::string nowhere = dir.path("no/such/dir/model.json");
@@ -473,7 +452,7 @@ TEST_CASE("bad model files name the field at fault", "[model-file]") {
     CHECK(error_after([](Json& d) { d["version"] = "1"; }) ==
           "model.json: version: expected a positive integer, got the string \"1\"");
     // The AI4DL format has no version and no statistics; its own fields are still checked.
-    Json ai4dl = Json::parse(read_text(kAi4dlModel));
+    Json ai4dl = Json::parse(read_file(kAi4dlModel));
     ai4dl["crbm"]["W"][9][7] = "x";
     CHECK(error_of(ai4dl.dump()) ==
           "model.json: crbm.W[9][7]: expected a finite number, got the string \"x\"");

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -12,34 +14,14 @@
 namespace fs = std::filesystem;
 using namespace phasescale::model;
 
+using phasescale::testing::read_file;
+using phasescale::testing::TempDir;
+
 namespace {
 
 const std::string kSample = "../shared/data/ai4dl/sample.csv";
 const std::string kSampleVr = "../shared/data/ai4dl/sample-vr.csv";
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device random;
-    path_ = fs::temp_directory_path() /
-            ("phasescale-trace-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 TraceOptions usage_options() {
   TraceOptions o;
