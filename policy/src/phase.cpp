@@ -94,6 +94,14 @@ void PhaseRecommender::enter(int phase) {
   }
 }
 
+void PhaseRecommender::remember(int phase, Amount usage) {
+  // Bounded, so that a long-running container keeps a fixed footprint.
+  constexpr std::size_t kSeenPerPhase = 256;
+  std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+  seen.push_back(usage);
+  if (seen.size() > kSeenPerPhase) seen.pop_front();
+}
+
 void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
@@ -101,8 +109,11 @@ void PhaseRecommender::observe(const Sample& sample) {
     const double given = sample.allocated.memory;
     oom_floor_ = std::max({oom_floor_, given + options_.oom_min_bump, given * options_.oom_bump_ratio});
   }
-  if (options_.oracle) return;  // the oracle reads phases from the next sample instead
-
+  if (options_.oracle) {  // the oracle is told phases in recommend(); it learns levels alike
+    if (sample.known_phase >= 0) remember(sample.known_phase, sample.usage);
+    return;
+  }
+  if (sample.features == nullptr) throw model::InputError("phase policy: a sample without the model's features");
   const std::optional<int> raw = stream_->push(sample.features);
   if (!raw) {  // history not yet full
     unknown_ = true;
@@ -114,11 +125,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     candidate_run_ = 0;
     return;
   }
-  // Bounded, so that a long-running container keeps a fixed footprint.
-  constexpr std::size_t kSeenPerPhase = 256;
-  std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(*raw)];
-  seen.push_back(sample.usage);
-  if (seen.size() > kSeenPerPhase) seen.pop_front();
+  remember(*raw, sample.usage);
   if (*raw == candidate_) {
     ++candidate_run_;
   } else {

@@ -58,6 +58,7 @@ class PhaseRecommender : public Recommender {
   Amount model_amount(int phase) const;
   Allocation provision(Amount want) const;
   void enter(int phase);
+  void remember(int phase, Amount usage);
 
   const model::PhaseModel* model_;
   PhaseOptions options_;
