@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/build.sh
+# The integration tests' control plane (kube-apiserver, etcd, KWOK) is built from Go modules
+# once and cached; building it here keeps that out of every test's timeout.
+bash tests/testenv/build.sh >/dev/null
 ctest --test-dir "${PHASESCALE_BUILD_DIR:-build}" --output-on-failure
