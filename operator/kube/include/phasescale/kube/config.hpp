@@ -1,0 +1,76 @@
+// How to reach and authenticate to a Kubernetes API server: from a kubeconfig (current or a named
+// context) or from inside a pod (service-account token and CA). TLS is verified unless the
+// kubeconfig says insecure-skip-tls-verify.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace phasescale::kube {
+
+struct Config {
+    // https://host:port (a path prefix is allowed). Plain http only for tests of our own.
+    std::string server;
+
+    // PEM certificates the server's certificate must chain to. Empty: the system trust store.
+    std::string ca_pem;
+    bool insecure_skip_tls_verify = false;
+    // Name to verify the serving certificate against (and to send as SNI) instead of the
+    // server's host (kubeconfig tls-server-name).
+    std::string tls_server_name;
+
+    // Bearer token, or a file holding it (re-read every minute: projected service-account
+    // tokens rotate). token wins when both are set.
+    std::string token;
+    std::filesystem::path token_file;
+    // Client certificate (chain) and private key, PEM.
+    std::string client_cert_pem;
+    std::string client_key_pem;
+
+    // The context's namespace ("default" when it names none); in-cluster: the pod's namespace.
+    std::string default_namespace = "default";
+
+    // Client-side rate limit over all requests of a Client: a token bucket refilled at qps with
+    // room for burst requests.
+    double qps = 20.0;
+    int burst = 40;
+    // Per attempt, for everything but watches (which use their timeoutSeconds plus a margin).
+    std::chrono::milliseconds request_timeout{30000};
+    // Retries of a request that may be retried (reads on 5xx and transport errors, any request
+    // on 429), with exponential backoff from retry_backoff_initial up to retry_backoff_max.
+    int max_retries = 5;
+    std::chrono::milliseconds retry_backoff_initial{200};
+    std::chrono::milliseconds retry_backoff_max{10000};
+    std::string user_agent = "phasescale/0.1";
+
+    // Where this came from, for messages ("kubeconfig /root/.kube/config, context testenv").
+    std::string source;
+
+    // A kubeconfig file; an empty context means current-context. Relative file paths in it are
+    // relative to the kubeconfig's folder, as kubectl reads them.
+    static Config from_kubeconfig(const std::filesystem::path& file, const std::string& context = {});
+    // Several kubeconfig files merged as kubectl merges KUBECONFIG=a:b (the first file that sets
+    // a name or current-context wins).
+    static Config from_kubeconfig(const std::vector<std::filesystem::path>& files, const std::string& context = {});
+    // A kubeconfig given as text; `origin` names it in messages, `base_dir` resolves relative paths.
+    static Config from_kubeconfig_text(const std::string& yaml, const std::string& origin,
+                                       const std::filesystem::path& base_dir, const std::string& context = {});
+
+    // Inside a pod: KUBERNETES_SERVICE_HOST/_PORT and the service account's token, ca.crt and
+    // namespace in `service_account_dir`.
+    static Config in_cluster(const std::filesystem::path& service_account_dir =
+                                 "/var/run/secrets/kubernetes.io/serviceaccount");
+
+    // What a controller normally wants: $KUBECONFIG (a colon-separated list) if set, else
+    // ~/.kube/config if it exists, else in-cluster.
+    static Config load_default(const std::string& context = {});
+};
+
+// Throws ConfigError (naming `what`) unless `pem` holds at least one X.509 certificate.
+void check_certificates_pem(const std::string& pem, const std::string& what);
+// Throws ConfigError unless `pem` holds a private key.
+void check_private_key_pem(const std::string& pem, const std::string& what);
+
+}  // namespace phasescale::kube
