@@ -1,0 +1,199 @@
+#include "phasescale/prom/features.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace phasescale::prom {
+
+namespace {
+
+constexpr std::string_view kNamespacePlaceholder = "${namespace}";
+constexpr std::string_view kWindowPlaceholder = "${window}";
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+    std::size_t pos = 0;
+    while ((pos = text.find(from, pos)) != std::string::npos) {
+        text.replace(pos, from.size(), to);
+        pos += to.size();
+    }
+    return text;
+}
+
+std::optional<ContainerKey> key_of(const Labels& metric) {
+    auto ns = metric.find("namespace");
+    auto pod = metric.find("pod");
+    auto container = metric.find("container");
+    if (ns == metric.end() || pod == metric.end() || container == metric.end()) return std::nullopt;
+    return ContainerKey{ns->second, pod->second, container->second};
+}
+
+FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns, const std::exception& e) {
+    FeatureQueryFailure f{feature, ns, e.what(), false};
+    if (const auto* te = dynamic_cast<const TransportError*>(&e)) f.timed_out = te->timed_out();
+    if (const auto* qe = dynamic_cast<const QueryError*>(&e)) f.timed_out = qe->error_type() == "timeout";
+    return f;
+}
+
+}  // namespace
+
+std::chrono::milliseconds rate_window(std::chrono::milliseconds tick, std::chrono::milliseconds scrape_interval) {
+    return std::max(kScrapesPerWindow * scrape_interval, tick);
+}
+
+std::string promql_duration(std::chrono::milliseconds duration) {
+    if (duration.count() <= 0) throw ConfigError("a PromQL duration must be positive");
+    if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + "s";
+    return std::to_string(duration.count()) + "ms";
+}
+
+std::string escape_label_value(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    for (char c : value) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '"': out += "\\\""; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default: out.push_back(c);
+        }
+    }
+    return out;
+}
+
+void validate_template(std::string_view t) {
+    if (t.find(kNamespacePlaceholder) == std::string_view::npos) {
+        throw ConfigError("feature query template must use ${namespace} (one query per namespace): " + std::string(t));
+    }
+    std::size_t pos = 0;
+    while ((pos = t.find("${", pos)) != std::string_view::npos) {
+        std::size_t end = t.find('}', pos);
+        if (end == std::string_view::npos) {
+            throw ConfigError("feature query template has an unclosed placeholder: " + std::string(t));
+        }
+        std::string_view name = t.substr(pos, end - pos + 1);
+        if (name != kNamespacePlaceholder && name != kWindowPlaceholder) {
+            throw ConfigError("feature query template has an unknown placeholder " + std::string(name) +
+                              " (known: ${namespace}, ${window}): " + std::string(t));
+        }
+        pos = end + 1;
+    }
+}
+
+FeatureQueries::FeatureQueries()
+    : queries_{{std::string(kCpuFeature), std::string(kDefaultCpuTemplate)},
+               {std::string(kMemoryFeature), std::string(kDefaultMemoryTemplate)}} {}
+
+FeatureQueries::FeatureQueries(std::vector<FeatureQuery> queries) {
+    if (queries.empty()) throw ConfigError("no feature queries");
+    for (auto& q : queries) set_template(q.feature, q.promql_template);
+}
+
+void FeatureQueries::set_template(std::string_view feature, std::string_view promql_template) {
+    if (feature.empty()) throw ConfigError("a feature query needs a feature name");
+    try {
+        validate_template(promql_template);
+    } catch (const ConfigError& e) {
+        throw ConfigError("feature " + std::string(feature) + ": " + e.what());
+    }
+    for (auto& q : queries_) {
+        if (q.feature == feature) {
+            q.promql_template = promql_template;
+            return;
+        }
+    }
+    queries_.push_back({std::string(feature), std::string(promql_template)});
+}
+
+std::vector<std::string> FeatureQueries::features() const {
+    std::vector<std::string> out;
+    for (const auto& q : queries_) out.push_back(q.feature);
+    return out;
+}
+
+std::string FeatureQueries::render(std::string_view feature, std::string_view ns,
+                                   std::chrono::milliseconds window) const {
+    for (const auto& q : queries_) {
+        if (q.feature != feature) continue;
+        std::string text = replace_all(q.promql_template, kWindowPlaceholder, promql_duration(window));
+        return replace_all(std::move(text), kNamespacePlaceholder, escape_label_value(ns));
+    }
+    throw ConfigError("no query for feature " + std::string(feature));
+}
+
+std::map<ContainerKey, double> container_values(const QueryResult& result) {
+    std::map<ContainerKey, double> out;
+    for (const auto& s : result.as_vector()) {
+        if (!std::isfinite(s.sample.value)) continue;
+        if (auto key = key_of(s.metric)) out[std::move(*key)] = s.sample.value;
+    }
+    return out;
+}
+
+std::map<ContainerKey, std::vector<Sample>> container_series(const QueryResult& result) {
+    std::map<ContainerKey, std::vector<Sample>> out;
+    for (const auto& s : result.as_matrix()) {
+        auto key = key_of(s.metric);
+        if (!key) continue;
+        auto& samples = out[std::move(*key)];
+        for (const auto& sample : s.samples) {
+            if (std::isfinite(sample.value)) samples.push_back(sample);
+        }
+    }
+    return out;
+}
+
+FeatureSnapshot read_features(const Client& client, const FeatureQueries& queries,
+                              const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
+                              std::optional<TimePoint> time, const QueryOptions& options) {
+    FeatureSnapshot snap;
+    snap.features = queries.features();
+    const std::size_t n = snap.features.size();
+    for (const auto& ns : namespaces) {
+        for (std::size_t f = 0; f < n; ++f) {
+            const std::string promql = queries.render(snap.features[f], ns, window);
+            ++snap.queries;
+            try {
+                for (auto& [key, value] : container_values(client.query(promql, time, options))) {
+                    if (key.ns != ns) continue;
+                    auto [it, added] = snap.values.try_emplace(key);
+                    if (added) it->second.assign(n, std::numeric_limits<double>::quiet_NaN());
+                    it->second[f] = value;
+                }
+            } catch (const Error& e) {
+                snap.failures.push_back(failure_of(snap.features[f], ns, e));
+            }
+        }
+    }
+    return snap;
+}
+
+FeatureHistory read_feature_history(const Client& client, const FeatureQueries& queries,
+                                    const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
+                                    TimePoint start, TimePoint end, std::chrono::milliseconds step,
+                                    const QueryOptions& options) {
+    FeatureHistory hist;
+    hist.features = queries.features();
+    const std::size_t n = hist.features.size();
+    for (const auto& ns : namespaces) {
+        for (std::size_t f = 0; f < n; ++f) {
+            const std::string promql = queries.render(hist.features[f], ns, window);
+            ++hist.queries;
+            try {
+                for (auto& [key, samples] : container_series(client.query_range(promql, start, end, step, options))) {
+                    if (key.ns != ns) continue;
+                    auto [it, added] = hist.series.try_emplace(key);
+                    if (added) it->second.resize(n);
+                    it->second[f] = std::move(samples);
+                }
+            } catch (const Error& e) {
+                hist.failures.push_back(failure_of(hist.features[f], ns, e));
+            }
+        }
+    }
+    return hist;
+}
+
+}  // namespace phasescale::prom

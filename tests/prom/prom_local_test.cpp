@@ -1,0 +1,324 @@
+// [local] tests: the client against a scripted local HTTP server (what it sends, timeouts,
+// unreachable servers, answers that are not Prometheus'), and the replay exporter binary itself.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+
+#include <phasescale/prom/client.hpp>
+#include <phasescale/prom/features.hpp>
+
+#include "prom_support.hpp"
+
+using namespace phasescale::prom;
+using namespace prom_test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const char* kEmptyVector = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+
+std::string vector_of(const std::string& ns, const std::vector<std::pair<std::string, std::string>>& pods) {
+    std::string out = R"({"status":"success","data":{"resultType":"vector","result":[)";
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+        if (i) out += ",";
+        out += R"({"metric":{"namespace":")" + ns + R"(","pod":")" + pods[i].first +
+               R"(","container":"main"},"value":[1712345678,")" + pods[i].second + R"("]})";
+    }
+    return out + "]}}";
+}
+
+// The decoded value of one form field.
+std::string form_field(const std::string& body, const std::string& key) {
+    std::string value;
+    std::size_t pos = 0;
+    while (pos <= body.size()) {
+        std::size_t amp = body.find('&', pos);
+        std::string pair = body.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+        if (pair.rfind(key + "=", 0) == 0) {
+            std::string enc = pair.substr(key.size() + 1);
+            for (std::size_t i = 0; i < enc.size(); ++i) {
+                if (enc[i] == '%' && i + 2 < enc.size()) {
+                    value.push_back(static_cast<char>(std::stoi(enc.substr(i + 1, 2), nullptr, 16)));
+                    i += 2;
+                } else {
+                    value.push_back(enc[i] == '+' ? ' ' : enc[i]);
+                }
+            }
+            return value;
+        }
+        if (amp == std::string::npos) break;
+        pos = amp + 1;
+    }
+    return "<absent>";
+}
+
+}  // namespace
+
+TEST_CASE("the client POSTs form-encoded queries with the bearer token under the URL's prefix", "[local]") {
+    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, vector_of("n", {{"a", "1.5"}})}; });
+    std::vector<std::string> seen_endpoints;
+    ClientConfig c;
+    c.url = server.url() + "/prom/";
+    c.bearer_token = "s3cret";
+    c.observer = [&](const RequestRecord& r) {
+        seen_endpoints.emplace_back(r.endpoint);
+        CHECK(r.outcome == Outcome::Ok);
+        CHECK(r.http_status == 200);
+    };
+    Client client(c);
+    const std::string promql = R"(up{job="x y"} + 1)";
+    QueryResult r = client.query(promql, TimePoint(1712345678123ms));
+    REQUIRE(r.vector.size() == 1);
+    CHECK(r.vector[0].sample.value == 1.5);
+    client.query_range(promql, TimePoint(1000s), TimePoint(1060s), 15s, QueryOptions{5s, 2500ms});
+
+    auto requests = server.requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[0].method == "POST");
+    CHECK(requests[0].target == "/prom/api/v1/query");
+    CHECK(requests[0].header("Authorization") == "Bearer s3cret");
+    CHECK_THAT(requests[0].header("Content-Type"), StartsWith("application/x-www-form-urlencoded"));
+    CHECK(requests[0].header("User-Agent") == "phasescale");
+    CHECK(requests[0].body == "query=up%7Bjob%3D%22x%20y%22%7D%20%2B%201&time=1712345678.123");
+    CHECK(form_field(requests[0].body, "query") == promql);
+    CHECK(requests[1].target == "/prom/api/v1/query_range");
+    CHECK(form_field(requests[1].body, "query") == promql);
+    CHECK(form_field(requests[1].body, "start") == "1000");
+    CHECK(form_field(requests[1].body, "end") == "1060");
+    CHECK(form_field(requests[1].body, "step") == "15");
+    CHECK(form_field(requests[1].body, "timeout") == "2.5");
+    CHECK(seen_endpoints == std::vector<std::string>{"query", "query_range"});
+    CHECK(client.stats().requests == 2);
+    CHECK(client.stats().errors == 0);
+}
+
+TEST_CASE("a bearer token file is read again when it changes", "[local]") {
+    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector}; });
+    TempDir dir;
+    const std::string file = dir.write("token", "first-token\n");
+    ClientConfig c;
+    c.url = server.url();
+    c.bearer_token_file = file;
+    Client client(c);
+    client.query("up");
+    dir.write("token", "second-token\n");
+    // Not every file system tells apart two writes within its timestamp granularity.
+    std::filesystem::last_write_time(file, std::filesystem::last_write_time(file) + 2s);
+    client.query("up");
+    auto requests = server.requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[0].header("Authorization") == "Bearer first-token");
+    CHECK(requests[1].header("Authorization") == "Bearer second-token");
+}
+
+TEST_CASE("a server that does not answer in time gives a TransportError that says so", "[local]") {
+    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector, "application/json", 10s}; });
+    std::vector<Outcome> outcomes;
+    ClientConfig c;
+    c.url = server.url();
+    c.timeout = 5s;
+    c.observer = [&](const RequestRecord& r) { outcomes.push_back(r.outcome); };
+    Client client(c);
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        client.query("up", {}, QueryOptions{300ms, {}});
+        FAIL("no timeout");
+    } catch (const TransportError& e) {
+        CHECK(e.timed_out());
+        CHECK(e.query() == "up");
+        CHECK_THAT(std::string(e.what()), Contains("no answer within 0.3 s") && Contains(server.url()));
+    }
+    CHECK(std::chrono::steady_clock::now() - started < 5s);
+    CHECK(outcomes == std::vector<Outcome>{Outcome::Timeout});
+    CHECK(client.stats().timeouts == 1);
+    CHECK(client.stats().errors == 1);
+}
+
+TEST_CASE("an unreachable server gives a TransportError naming it", "[local]") {
+    ClientConfig c;
+    c.url = "http://127.0.0.1:" + std::to_string(free_port());
+    c.timeout = 5s;
+    Client client(c);
+    try {
+        client.query("up");
+        FAIL("no error");
+    } catch (const TransportError& e) {
+        CHECK_FALSE(e.timed_out());
+        CHECK(e.url() == c.url);
+        CHECK_THAT(std::string(e.what()), Contains(c.url) && Contains("query: up"));
+    }
+    CHECK(client.stats().errors == 1);
+}
+
+TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
+    int next = 0;
+    FakeHttpServer server([&next](const SeenRequest&) {
+        switch (next++) {
+            case 0: return ScriptedResponse{502, "<html>Bad Gateway</html>", "text/html"};
+            case 1: return ScriptedResponse{200, "hello", "text/plain"};
+            default:
+                return ScriptedResponse{422, R"({"status":"error","errorType":"execution","error":"many-to-many matching not allowed"})"};
+        }
+    });
+    std::vector<Outcome> outcomes;
+    ClientConfig c;
+    c.url = server.url();
+    c.observer = [&](const RequestRecord& r) { outcomes.push_back(r.outcome); };
+    Client client(c);
+    try {
+        client.query("up");
+        FAIL("no error");
+    } catch (const QueryError& e) {
+        CHECK(e.http_status() == 502);
+        CHECK(e.error_type().empty());
+        CHECK_THAT(e.error_message(), Contains("Bad Gateway"));
+    }
+    try {
+        client.query("up");
+        FAIL("no error");
+    } catch (const QueryError& e) {
+        CHECK(e.http_status() == 200);
+        CHECK(e.error_type() == "bad_response");
+        CHECK_THAT(e.error_message(), Contains("hello"));
+    }
+    try {
+        client.query("a * on() b");
+        FAIL("no error");
+    } catch (const QueryError& e) {
+        CHECK(e.http_status() == 422);
+        CHECK(e.error_type() == "execution");
+        CHECK_THAT(std::string(e.what()), Contains("many-to-many") && Contains("a * on() b"));
+    }
+    CHECK(outcomes == std::vector<Outcome>{Outcome::ApiError, Outcome::BadResponse, Outcome::ApiError});
+}
+
+TEST_CASE("read_features makes one query per feature and namespace and keeps going past failures", "[local]") {
+    FakeHttpServer server([](const SeenRequest& req) {
+        const std::string body = req.body;
+        const bool cpu = body.find("container_cpu_usage_seconds_total") != std::string::npos;
+        if (body.find("%22broken%22") != std::string::npos) {
+            return ScriptedResponse{503, R"({"status":"error","errorType":"timeout","error":"query timed out"})"};
+        }
+        if (body.find("%22ns-a%22") != std::string::npos) {
+            // A series of another namespace in the answer is not ns-a's.
+            return ScriptedResponse{200, cpu ? vector_of("ns-a", {{"p1", "1.5"}, {"p2", "0.5"}})
+                                             : vector_of("ns-a", {{"p1", "1000"}, {"p3", "3000"}})};
+        }
+        return ScriptedResponse{200, cpu ? vector_of("ns-x", {{"q", "9"}}) : vector_of("ns-b", {{"q", "2000"}})};
+    });
+    ClientConfig c;
+    c.url = server.url();
+    Client client(c);
+    FeatureSnapshot snap = read_features(client, FeatureQueries(), {"ns-a", "ns-b", "broken"}, 60s);
+    CHECK(snap.queries == 6);
+    CHECK(server.requests().size() == 6);
+    CHECK(snap.features == std::vector<std::string>{"cpu.usage.cores", "mem.working.set"});
+    REQUIRE(snap.failures.size() == 2);
+    CHECK(snap.failures[0].ns == "broken");
+    CHECK(snap.failures[0].feature == "cpu.usage.cores");
+    CHECK(snap.failures[0].timed_out);
+    CHECK_THAT(snap.failures[0].message, Contains("query timed out"));
+    REQUIRE(snap.values.size() == 4);
+    CHECK(snap.values.at({"ns-a", "p1", "main"}) == std::vector<double>{1.5, 1000});
+    CHECK(snap.values.at({"ns-a", "p2", "main"})[0] == 0.5);
+    CHECK(std::isnan(snap.values.at({"ns-a", "p2", "main"})[1]));
+    CHECK(std::isnan(snap.values.at({"ns-a", "p3", "main"})[0]));
+    CHECK(snap.values.at({"ns-b", "q", "main"})[1] == 2000);
+    CHECK(snap.values.count({"ns-x", "q", "main"}) == 0);
+}
+
+// ----------------------------------------------------------------------- the exporter binary
+
+namespace {
+
+struct Run {
+    int code;
+    std::string output;
+};
+
+Run run_exporter(const std::vector<std::string>& args) {
+    TempDir dir;
+    std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess p(argv, dir.path() / "log");
+    int code = p.wait(10s);
+    return {code, p.log_tail()};
+}
+
+}  // namespace
+
+TEST_CASE("the exporter explains itself and refuses bad arguments clearly", "[local]") {
+    Run help = run_exporter({"--help"});
+    CHECK(help.code == 0);
+    CHECK_THAT(help.output, Contains("container_cpu_usage_seconds_total") && Contains("--speed") &&
+                                Contains("--pod-map") && Contains("--loop"));
+
+    TempDir dir;
+    const std::string csv = dir.write("t.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n0,1,1,10\n30,1,1,10\n");
+    Run missing = run_exporter({"--trace", (dir.path() / "nope.csv").string(), "--namespace", "n"});
+    CHECK(missing.code != 0);
+    CHECK_THAT(missing.output, Contains("nope.csv"));
+
+    Run no_ns = run_exporter({"--trace", csv});
+    CHECK(no_ns.code != 0);
+    CHECK_THAT(no_ns.output, Contains("--namespace"));
+
+    Run bad_map = run_exporter({"--trace", csv, "--namespace", "n", "--pod-map", "2=x", "--listen",
+                                "127.0.0.1:" + std::to_string(free_port())});
+    CHECK(bad_map.code == 1);
+    CHECK_THAT(bad_map.output, Contains("--pod-map 2=x") && Contains("no execution"));
+
+    Run bad_speed = run_exporter({"--trace", csv, "--namespace", "n", "--speed", "-1"});
+    CHECK(bad_speed.code == 1);
+    CHECK_THAT(bad_speed.output, Contains("--speed"));
+
+    const std::string bad_csv = dir.write("bad.csv", "timestamp,pod.id,cpu.usage.cores\n0,1,1\n");
+    Run bad_trace = run_exporter({"--trace", bad_csv, "--namespace", "n"});
+    CHECK(bad_trace.code == 1);
+    CHECK_THAT(bad_trace.output, Contains("bad.csv") && Contains("mem.working.set"));
+
+    FakeHttpServer busy([](const SeenRequest&) { return ScriptedResponse{}; });
+    Run in_use = run_exporter({"--trace", csv, "--namespace", "n", "--listen", "127.0.0.1:" + std::to_string(busy.port())});
+    CHECK(in_use.code == 1);
+    CHECK_THAT(in_use.output, Contains("cannot listen on 127.0.0.1:" + std::to_string(busy.port())));
+}
+
+TEST_CASE("the exporter serves the trace's pods, ends them, and stops on SIGTERM", "[local]") {
+    TempDir dir;
+    // Two executions; at 60 trace s per wall s, "quick" runs 1 wall s, "slow" 10.
+    const std::string csv = dir.write("t.csv",
+                                      "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
+                                      "0,q,2,1000\n30,q,2,1000\n"
+                                      "0,s,0.5,4096\n300,s,0.5,4096\n");
+    const int port = free_port();
+    ChildProcess exporter({PHASESCALE_REPLAY_EXPORTER, "--trace", csv, "--namespace", "ns-1", "--speed", "60",
+                           "--listen", "127.0.0.1:" + std::to_string(port), "--pod-map", "q=quick,s=slow",
+                           "--container", "trainer"},
+                          dir.path() / "exporter.log");
+    HttpResult first;
+    bool up = wait_until([&] { return (first = http_get(port, "/metrics")).status == 200 || !exporter.running(); }, 10s);
+    INFO("exporter log:\n" << exporter.log_tail());
+    REQUIRE(up);
+    REQUIRE(first.status == 200);
+    CHECK_THAT(first.body, Contains(R"(container_memory_working_set_bytes{namespace="ns-1",pod="slow",container="trainer"} 4096)"));
+    CHECK_THAT(first.body, Contains(R"(container_cpu_usage_seconds_total{namespace="ns-1",pod="slow",container="trainer"} )"));
+    CHECK_THAT(exporter.log_tail(), Contains("listening on http://127.0.0.1:" + std::to_string(port) + "/metrics"));
+
+    HttpResult later;
+    bool quick_gone = wait_until([&] {
+        later = http_get(port, "/metrics");
+        return later.status == 200 && later.body.find("pod=\"quick\"") == std::string::npos;
+    }, 10s);
+    CHECK(quick_gone);
+    CHECK_THAT(later.body, Contains("pod=\"slow\""));
+    CHECK(http_get(port, "/nope").status == 404);
+    CHECK(http_get(port, "/healthz").status == 200);
+
+    kill(exporter.pid(), SIGTERM);
+    CHECK(exporter.wait(10s) == 0);
+}

@@ -1,0 +1,481 @@
+// [prometheus] tests: the client against a real Prometheus server (Debian's `prometheus`) that
+// scrapes replay exporters every second. They share one environment, started by the first test
+// that needs it and stopped when the test binary ends (or killed with it):
+//   - exporter "prom-it":    pods trainer-a (1.5 cores, 1 GiB) and trainer-b (0.25 cores, 256 MiB)
+//   - exporter "prom-other": the same trace, pods named by their ids 101 and 202
+//   - exporter "prom-ended": pod "short" that ends 3 s after the start
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include <phasescale/prom/client.hpp>
+#include <phasescale/prom/features.hpp>
+
+#include "prom_support.hpp"
+
+using namespace phasescale::prom;
+using namespace prom_test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr double kSpeed = 30;             // trace seconds per wall second
+constexpr double kCpuA = 1.5, kCpuB = 0.25;
+constexpr double kMemA = 1073741824, kMemB = 268435456;
+constexpr double kShortMem = 5000000;
+// rate() over a perfectly linear counter is exact but for the few milliseconds between the
+// scrape's timestamp and the exporter's reading of its clock.
+constexpr double kCpuTolerance = 0.05;
+// Samples each series must have before the tests start, so that every rate() window and range
+// below lies within scraped data.
+constexpr int kSamplesBeforeTests = 10;
+
+const std::chrono::milliseconds kStartTimeout = 20s;
+const std::chrono::milliseconds kDataTimeout = 40s;
+
+std::string prometheus_binary() {
+    const char* env = std::getenv("PHASESCALE_PROMETHEUS");
+    return env != nullptr && *env != '\0' ? env : "prometheus";
+}
+
+bool on_path(const std::string& binary) {
+    if (binary.find('/') != std::string::npos) return std::filesystem::exists(binary);
+    const char* path = std::getenv("PATH");
+    std::string p = path != nullptr ? path : "";
+    std::size_t pos = 0;
+    while (pos <= p.size()) {
+        std::size_t colon = p.find(':', pos);
+        std::string dir = p.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+        if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / binary)) return true;
+        if (colon == std::string::npos) break;
+        pos = colon + 1;
+    }
+    return false;
+}
+
+// Starts a server on a free port, again on another port if the first was taken meanwhile.
+// `ready` is polled until it says yes or the process ends.
+std::unique_ptr<ChildProcess> start_server(const std::string& what,
+                                           const std::function<std::vector<std::string>(int)>& argv_for,
+                                           const std::filesystem::path& log, int& port,
+                                           const std::function<bool(int)>& ready) {
+    std::string last_log;
+    int exit_code = 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        port = free_port();
+        auto p = std::make_unique<ChildProcess>(argv_for(port), log);
+        bool ok = wait_until([&] { return ready(port) || !p->running(); }, kStartTimeout);
+        if (ok && p->running()) return p;
+        last_log = p->log_tail();
+        if (!ok) FAIL(what << " not ready within " << kStartTimeout.count() << " ms; its log:\n" << last_log);
+        exit_code = p->exit_code();
+        if (last_log.find("address already in use") == std::string::npos) break;
+    }
+    FAIL(what << " exited with code " << exit_code << " before it was ready; its log:\n" << last_log);
+    return nullptr;
+}
+
+std::string trace_csv() {
+    std::string csv = "timestamp,pod.id,cpu.usage.cores,mem.working.set\n";
+    // Two hours of trace: four minutes of wall time, far longer than the tests.
+    for (int t = 0; t <= 7200; t += 30) {
+        csv += std::to_string(1700000000 + t) + ",101," + std::to_string(kCpuA) + ",1073741824\n";
+        csv += std::to_string(1700000000 + t) + ",202," + std::to_string(kCpuB) + ",268435456\n";
+    }
+    return csv;
+}
+
+struct PromEnv {
+    TempDir dir{"phasescale-prom-it"};
+    int prometheus_port = 0;
+    std::unique_ptr<ChildProcess> prometheus;
+    std::vector<int> exporter_ports;
+    std::vector<std::unique_ptr<ChildProcess>> exporters;
+    std::string url;
+
+    PromEnv() {
+        const std::string binary = prometheus_binary();
+        if (!on_path(binary)) {
+            FAIL("the Prometheus server (" << binary << ") is not installed: install the Debian package "
+                 "`prometheus` (scripts/install-deps.sh does) or set PHASESCALE_PROMETHEUS");
+        }
+        // The exporters' ports first: Prometheus' configuration names them.
+        for (int i = 0; i < 3; ++i) exporter_ports.push_back(free_port());
+        std::string targets;
+        for (int p : exporter_ports) targets += (targets.empty() ? "" : ", ") + ("'127.0.0.1:" + std::to_string(p) + "'");
+        const std::string config = dir.write("prometheus.yml",
+                                             "global:\n"
+                                             "  scrape_interval: 1s\n"
+                                             "  scrape_timeout: 900ms\n"
+                                             "  evaluation_interval: 1s\n"
+                                             "scrape_configs:\n"
+                                             "  - job_name: replay\n"
+                                             "    honor_labels: true\n"
+                                             "    static_configs:\n"
+                                             "      - targets: [" + targets + "]\n");
+        prometheus = start_server(
+            "prometheus",
+            [&](int port) {
+                return std::vector<std::string>{binary,
+                                                "--config.file=" + config,
+                                                "--storage.tsdb.path=" + (dir.path() / "data").string(),
+                                                "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                                                "--log.level=warn"};
+            },
+            dir.path() / "prometheus.log", prometheus_port,
+            [](int port) { return http_get(port, "/-/ready").status == 200; });
+        url = "http://127.0.0.1:" + std::to_string(prometheus_port);
+
+        // Started once Prometheus scrapes their addresses (its target discovery sends the first
+        // targets after a few seconds), so that it sees them from their first second.
+        wait_for_targets();
+        const std::string csv = dir.write("trace.csv", trace_csv());
+        const std::string short_csv = dir.write("short.csv",
+                                                "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
+                                                "1700000000,short,0.5,5000000\n1700000045,short,0.5,5000000\n");
+        const std::vector<std::vector<std::string>> extra{
+            {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b"},
+            {"--trace", csv, "--namespace", "prom-other"},
+            {"--trace", short_csv, "--namespace", "prom-ended"}};
+        for (std::size_t i = 0; i < extra.size(); ++i) {
+            std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER, "--speed", std::to_string(kSpeed), "--listen",
+                                          "127.0.0.1:" + std::to_string(exporter_ports[i])};
+            argv.insert(argv.end(), extra[i].begin(), extra[i].end());
+            exporters.push_back(std::make_unique<ChildProcess>(argv, dir.path() / ("exporter" + std::to_string(i) + ".log")));
+        }
+        for (std::size_t i = 0; i < exporters.size(); ++i) {
+            auto& e = *exporters[i];
+            const int port = exporter_ports[i];
+            bool up = wait_until([&] { return http_get(port, "/metrics").status == 200 || !e.running(); }, kStartTimeout);
+            if (!up || !e.running()) {
+                FAIL("replay exporter " << i << " (port " << port << ") did not start; its log:\n" << e.log_tail());
+            }
+        }
+        wait_for_data();
+    }
+
+    void wait_for_targets() {
+        ClientConfig config;
+        config.url = url;
+        config.timeout = 5s;
+        Client client(config);
+        std::string last = "no answer yet";
+        bool ok = wait_until(
+            [&] {
+                try {
+                    auto r = client.query(R"(up{job="replay"})");
+                    last = std::to_string(r.vector.size()) + " targets";
+                    return r.vector.size() == exporter_ports.size();
+                } catch (const std::exception& e) {
+                    last = e.what();
+                    return false;
+                }
+            },
+            kDataTimeout, 100ms);
+        if (!ok) {
+            FAIL("Prometheus does not scrape the exporters' addresses within " << kDataTimeout.count()
+                 << " ms; last: " << last << "\nprometheus log:\n" << prometheus->log_tail());
+        }
+    }
+
+    // Until Prometheus holds kSamplesBeforeTests samples of every long-running series.
+    void wait_for_data() {
+        ClientConfig config;
+        config.url = url;
+        config.timeout = 5s;
+        Client client(config);
+        const std::string q =
+            R"(count_over_time(container_memory_working_set_bytes{namespace=~"prom-it|prom-other"}[1m]))";
+        std::string last = "no answer yet";
+        bool ok = wait_until(
+            [&] {
+                try {
+                    auto r = client.query(q);
+                    last = std::to_string(r.vector.size()) + " series";
+                    if (r.vector.size() != 4) return false;
+                    for (const auto& s : r.vector) {
+                        last += ", " + s.metric.at("pod") + ": " + std::to_string(s.sample.value);
+                        if (s.sample.value < kSamplesBeforeTests) return false;
+                    }
+                    return true;
+                } catch (const std::exception& e) {
+                    last = e.what();
+                    return false;
+                }
+            },
+            kDataTimeout, 250ms);
+        if (!ok) {
+            FAIL("Prometheus has not scraped " << kSamplesBeforeTests << " samples of the 4 replayed pods within "
+                 << kDataTimeout.count() << " ms; last: " << last << "\nprometheus log:\n" << prometheus->log_tail());
+        }
+    }
+};
+
+// The shared environment; a failed start is reported by every test that needs it.
+PromEnv& env() {
+    static std::unique_ptr<PromEnv> instance;
+    static std::string failure;
+    if (instance) return *instance;
+    if (!failure.empty()) FAIL("the Prometheus environment did not start: " << failure);
+    try {
+        instance = std::make_unique<PromEnv>();
+    } catch (const std::exception& e) {
+        failure = e.what();
+        throw;
+    } catch (...) {
+        failure = "see the first test's failure";
+        throw;
+    }
+    return *instance;
+}
+
+Client client_for(const PromEnv& e, RequestObserver observer = {}) {
+    ClientConfig c;
+    c.url = e.url;
+    c.timeout = 10s;
+    c.bearer_token = "ignored-by-prometheus";
+    c.observer = std::move(observer);
+    return Client(c);
+}
+
+std::map<std::string, InstantSeries> by_pod(const std::vector<InstantSeries>& v) {
+    std::map<std::string, InstantSeries> out;
+    for (const auto& s : v) out[s.metric.at("pod")] = s;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("instant queries return the replayed CPU rate and memory", "[prometheus]") {
+    PromEnv& e = env();
+    Client client = client_for(e);
+
+    auto mem = by_pod(client.query(R"(container_memory_working_set_bytes{namespace="prom-it"})").as_vector());
+    REQUIRE(mem.size() == 2);
+    CHECK(mem.at("trainer-a").sample.value == kMemA);
+    CHECK(mem.at("trainer-b").sample.value == kMemB);
+    CHECK(mem.at("trainer-a").metric.at("container") == "main");
+    CHECK(mem.at("trainer-a").metric.at("__name__") == "container_memory_working_set_bytes");
+    CHECK(mem.at("trainer-a").metric.at("job") == "replay");
+
+    auto cpu = by_pod(client.query(R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))").as_vector());
+    REQUIRE(cpu.size() == 2);
+    CHECK(cpu.at("trainer-a").sample.value == Approx(kCpuA).epsilon(kCpuTolerance));
+    CHECK(cpu.at("trainer-b").sample.value == Approx(kCpuB).epsilon(kCpuTolerance));
+
+    // At an explicit time, one second ago.
+    const auto at = std::chrono::system_clock::now() - 1s;
+    auto past = client.query(R"(container_memory_working_set_bytes{namespace="prom-it", pod="trainer-b"})", at);
+    REQUIRE(past.vector.size() == 1);
+    CHECK(past.vector[0].sample.value == kMemB);
+    CHECK(past.vector[0].sample.time ==
+          Approx(std::chrono::duration<double>(at.time_since_epoch()).count()).margin(0.001));
+
+    auto scalar = client.query("1 / 0");
+    CHECK(scalar.type == ResultType::Scalar);
+    CHECK(std::isinf(scalar.scalar.value));
+}
+
+TEST_CASE("range queries return matrices of the replayed values", "[prometheus]") {
+    PromEnv& e = env();
+    Client client = client_for(e);
+    const auto end = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now() - 1s);
+    const auto start = end - 4s;
+
+    auto mem = client.query_range(R"(container_memory_working_set_bytes{namespace="prom-it"})", start, end, 1s);
+    REQUIRE(mem.type == ResultType::Matrix);
+    REQUIRE(mem.matrix.size() == 2);
+    for (const auto& s : mem.matrix) {
+        INFO("pod " << s.metric.at("pod"));
+        const double want = s.metric.at("pod") == "trainer-a" ? kMemA : kMemB;
+        REQUIRE(s.samples.size() == 5);
+        for (std::size_t i = 0; i < s.samples.size(); ++i) {
+            CHECK(s.samples[i].value == want);
+            CHECK(s.samples[i].time == Approx(std::chrono::duration<double>((start + static_cast<long>(i) * 1s).time_since_epoch()).count()));
+        }
+    }
+
+    auto cpu = client.query_range(R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[3s]))", end - 2s, end, 1s);
+    REQUIRE(cpu.matrix.size() == 2);
+    for (const auto& s : cpu.matrix) {
+        INFO("pod " << s.metric.at("pod"));
+        const double want = s.metric.at("pod") == "trainer-a" ? kCpuA : kCpuB;
+        REQUIRE(s.samples.size() == 3);
+        for (const auto& sample : s.samples) CHECK(sample.value == Approx(want).epsilon(kCpuTolerance));
+    }
+}
+
+TEST_CASE("batched feature queries: one query per feature and namespace, one series per pod", "[prometheus]") {
+    PromEnv& e = env();
+    int observed = 0;
+    Client client = client_for(e, [&](const RequestRecord& r) {
+        ++observed;
+        CHECK(r.outcome == Outcome::Ok);
+    });
+    const auto window = rate_window(2s, 1s);
+    REQUIRE(window == 4s);
+    FeatureSnapshot snap = read_features(client, FeatureQueries(), {"prom-it", "prom-other"}, window);
+    CHECK(snap.queries == 4);
+    CHECK(observed == 4);
+    CHECK(client.stats().requests == 4);
+    CHECK(snap.failures.empty());
+    for (const auto& f : snap.failures) WARN(f.message);
+
+    std::set<ContainerKey> keys;
+    for (const auto& [key, values] : snap.values) keys.insert(key);
+    const std::set<ContainerKey> want{{"prom-it", "trainer-a", "main"},
+                                      {"prom-it", "trainer-b", "main"},
+                                      {"prom-other", "101", "main"},
+                                      {"prom-other", "202", "main"}};
+    REQUIRE(keys == want);
+    for (const auto& [key, values] : snap.values) {
+        INFO(key.ns << "/" << key.pod);
+        const bool a = key.pod == "trainer-a" || key.pod == "101";
+        REQUIRE(values.size() == 2);
+        CHECK(values[0] == Approx(a ? kCpuA : kCpuB).epsilon(kCpuTolerance));
+        CHECK(values[1] == (a ? kMemA : kMemB));
+    }
+
+    // The same as history, for a restarted operator.
+    const auto end = std::chrono::system_clock::now() - 1s;
+    FeatureHistory hist = read_feature_history(client, FeatureQueries(), {"prom-it"}, window, end - 3s, end, 1s);
+    CHECK(hist.queries == 2);
+    CHECK(hist.failures.empty());
+    REQUIRE(hist.series.size() == 2);
+    for (const auto& [key, per_feature] : hist.series) {
+        INFO(key.pod);
+        REQUIRE(per_feature.size() == 2);
+        CHECK(per_feature[0].size() == 4);
+        REQUIRE(per_feature[1].size() == 4);
+        CHECK(per_feature[1][0].value == (key.pod == "trainer-a" ? kMemA : kMemB));
+    }
+}
+
+TEST_CASE("Prometheus' errors surface with errorType, message, status and query", "[prometheus]") {
+    PromEnv& e = env();
+    Client client = client_for(e);
+    const std::string bad = R"(sum(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))";
+    try {
+        client.query(bad);
+        FAIL("bad PromQL was accepted");
+    } catch (const QueryError& err) {
+        CHECK(err.error_type() == "bad_data");
+        CHECK(err.http_status() == 400);
+        CHECK_THAT(err.error_message(), Contains("parse error"));
+        CHECK(err.query() == bad);
+        CHECK_THAT(std::string(err.what()), Contains("bad_data") && Contains("parse error") && Contains(bad) &&
+                                                Contains(e.url));
+    }
+    try {
+        const auto now = std::chrono::system_clock::now();
+        client.query_range("up", now - 24h * 365, now, 1s);
+        FAIL("too many points were accepted");
+    } catch (const QueryError& err) {
+        CHECK(err.error_type() == "bad_data");
+        CHECK_THAT(err.error_message(), Contains("11,000 points"));
+    }
+    try {
+        // Past its deadline before it starts: Prometheus' own evaluation timeout.
+        client.query("up", {}, QueryOptions{{}, 1us});
+        FAIL("no timeout");
+    } catch (const QueryError& err) {
+        CHECK(err.error_type() == "timeout");
+        CHECK(err.http_status() == 503);
+        CHECK_THAT(err.error_message(), Contains("timed out"));
+    }
+    CHECK(client.stats().errors == 3);
+    CHECK(client.stats().timeouts == 0);  // the server's timeout, not a client-side one
+}
+
+TEST_CASE("an ended execution's series disappear from Prometheus", "[prometheus]") {
+    PromEnv& e = env();
+    Client client = client_for(e);
+    const std::string now_q = R"(container_memory_working_set_bytes{namespace="prom-ended"})";
+    const std::string past_q = R"(max_over_time(container_memory_working_set_bytes{namespace="prom-ended"}[5m]))";
+    std::string last;
+    bool gone = wait_until(
+        [&] {
+            auto now = client.query(now_q).vector.size();
+            auto past = client.query(past_q).vector;
+            last = std::to_string(now) + " series now, " + std::to_string(past.size()) + " in the last 5 min";
+            return now == 0 && past.size() == 1;
+        },
+        20s, 250ms);
+    INFO(last);
+    REQUIRE(gone);
+    auto past = client.query(past_q).vector;
+    CHECK(past[0].metric.at("pod") == "short");
+    CHECK(past[0].sample.value == kShortMem);
+    auto metrics = http_get(e.exporter_ports[2], "/metrics");
+    REQUIRE(metrics.status == 200);
+    CHECK_THAT(metrics.body, !Contains("pod=\"short\""));
+    CHECK_THAT(metrics.body, Contains("phasescale_replay_pods_running 0"));
+}
+
+TEST_CASE("TLS: certificates are verified, against a CA file, unless told not to", "[prometheus]") {
+    const std::string binary = prometheus_binary();
+    if (!on_path(binary)) FAIL("the Prometheus server (" << binary << ") is not installed");
+    TempDir dir{"phasescale-prom-tls"};
+    write_test_certificates(dir.path());
+    const std::string web = dir.write("web.yml", "tls_server_config:\n  cert_file: " + (dir.path() / "server.crt").string() +
+                                                     "\n  key_file: " + (dir.path() / "server.key").string() + "\n");
+    const std::string config = dir.write("prometheus.yml", "global:\n  scrape_interval: 1m\n");
+    ClientConfig insecure;
+    insecure.insecure_skip_tls_verify = true;
+    insecure.timeout = 2s;
+    int port = 0;
+    auto server = start_server(
+        "prometheus (TLS)",
+        [&](int p) {
+            return std::vector<std::string>{binary,
+                                            "--config.file=" + config,
+                                            "--web.config.file=" + web,
+                                            "--storage.tsdb.path=" + (dir.path() / "data").string(),
+                                            "--web.listen-address=127.0.0.1:" + std::to_string(p),
+                                            "--log.level=warn"};
+        },
+        dir.path() / "prometheus.log", port,
+        [&](int p) {
+            insecure.url = "https://127.0.0.1:" + std::to_string(p);
+            try {
+                Client(insecure).query("vector(1)");
+                return true;
+            } catch (const Error&) {
+                return false;
+            }
+        });
+    const std::string url = "https://127.0.0.1:" + std::to_string(port);
+    INFO("prometheus log:\n" << server->log_tail());
+
+    // Verified by default: the test CA is unknown.
+    ClientConfig strict;
+    strict.url = url;
+    strict.timeout = 5s;
+    try {
+        Client(strict).query("vector(1)");
+        FAIL("an unknown certificate was accepted");
+    } catch (const TransportError& err) {
+        CHECK_FALSE(err.timed_out());
+        CHECK_THAT(std::string(err.what()), Contains(url));
+    }
+
+    ClientConfig with_ca = strict;
+    with_ca.ca_file = (dir.path() / "ca.crt").string();
+    auto r = Client(with_ca).query("vector(2)");
+    REQUIRE(r.vector.size() == 1);
+    CHECK(r.vector[0].sample.value == 2);
+
+    insecure.url = url;
+    CHECK(Client(insecure).query("vector(3)").vector.at(0).sample.value == 3);
+
+    // A CA that did not sign the server's certificate does not help.
+    TempDir other;
+    write_test_certificates(other.path());
+    ClientConfig wrong_ca = strict;
+    wrong_ca.ca_file = (other.path() / "ca.crt").string();
+    CHECK_THROWS_AS(Client(wrong_ca).query("vector(1)"), TransportError);
+}

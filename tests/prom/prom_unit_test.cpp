@@ -1,0 +1,361 @@
+// [unit] tests of the Prometheus client and the replay: answer parsing, query building, feature
+// queries, the replay's arithmetic. No server, no network.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include <phasescale/prom/client.hpp>
+#include <phasescale/prom/features.hpp>
+#include <phasescale/prom/result.hpp>
+
+#include "prom_support.hpp"
+#include "replay.hpp"
+
+using namespace phasescale::prom;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+QueryError query_error_of(std::string_view body, int status = 0) {
+    try {
+        parse_response(body, "up", "http://prom:9090", status);
+    } catch (const QueryError& e) {
+        return e;
+    }
+    FAIL("parse_response did not throw for: " << body);
+    throw;  // unreachable
+}
+
+}  // namespace
+
+TEST_CASE("parse_response reads an instant vector with labels and special values", "[unit]") {
+    const char* body = R"({"status":"success","data":{"resultType":"vector","result":[
+        {"metric":{"__name__":"up","job":"a"},"value":[1712345678.123,"1"]},
+        {"metric":{"pod":"p"},"value":[1712345678.123,"NaN"]},
+        {"metric":{},"value":[1712345678,"+Inf"]},
+        {"metric":{},"value":[1712345678,"-Inf"]},
+        {"metric":{},"value":[1712345678,"1.5e-3"]}]}})";
+    QueryResult r = parse_response(body);
+    REQUIRE(r.type == ResultType::Vector);
+    REQUIRE(r.vector.size() == 5);
+    CHECK(r.vector[0].metric.at("__name__") == "up");
+    CHECK(r.vector[0].metric.at("job") == "a");
+    CHECK(r.vector[0].sample.time == Approx(1712345678.123));
+    CHECK(r.vector[0].sample.value == 1.0);
+    CHECK(std::isnan(r.vector[1].sample.value));
+    CHECK(r.vector[2].sample.value == std::numeric_limits<double>::infinity());
+    CHECK(r.vector[3].sample.value == -std::numeric_limits<double>::infinity());
+    CHECK(r.vector[4].sample.value == Approx(0.0015));
+    CHECK(r.as_vector().size() == 5);
+    CHECK_THROWS_AS(r.as_matrix(), QueryError);
+    CHECK(r.warnings.empty());
+}
+
+TEST_CASE("parse_response reads a range matrix, a scalar, a string and warnings", "[unit]") {
+    QueryResult m = parse_response(R"({"status":"success","warnings":["too many samples"],"data":{"resultType":"matrix",
+        "result":[{"metric":{"pod":"a"},"values":[[10,"1"],[11,"2"],[12,"NaN"]]},{"metric":{"pod":"b"},"values":[]}]}})");
+    REQUIRE(m.type == ResultType::Matrix);
+    REQUIRE(m.matrix.size() == 2);
+    REQUIRE(m.matrix[0].samples.size() == 3);
+    CHECK(m.matrix[0].samples[1].time == 11);
+    CHECK(m.matrix[0].samples[1].value == 2);
+    CHECK(std::isnan(m.matrix[0].samples[2].value));
+    CHECK(m.matrix[1].samples.empty());
+    CHECK(m.warnings == std::vector<std::string>{"too many samples"});
+
+    QueryResult s = parse_response(R"({"status":"success","data":{"resultType":"scalar","result":[5.5,"+Inf"]}})");
+    REQUIRE(s.type == ResultType::Scalar);
+    CHECK(s.scalar.time == 5.5);
+    CHECK(std::isinf(s.scalar.value));
+
+    QueryResult t = parse_response(R"({"status":"success","data":{"resultType":"string","result":[7,"hello"]}})");
+    REQUIRE(t.type == ResultType::String);
+    CHECK(t.string_value == "hello");
+    CHECK(t.scalar.time == 7);
+}
+
+TEST_CASE("parse_response skips native histograms", "[unit]") {
+    QueryResult r = parse_response(R"({"status":"success","data":{"resultType":"vector","result":[
+        {"metric":{"a":"1"},"histogram":[1,{"count":"1","sum":"1"}]},{"metric":{"a":"2"},"value":[1,"3"]}]}})");
+    REQUIRE(r.vector.size() == 1);
+    CHECK(r.vector[0].metric.at("a") == "2");
+}
+
+TEST_CASE("parse_response turns API errors into QueryError with errorType and message", "[unit]") {
+    QueryError e = query_error_of(
+        R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:5: parse error: unclosed left parenthesis"})",
+        400);
+    CHECK(e.error_type() == "bad_data");
+    CHECK(e.http_status() == 400);
+    CHECK_THAT(e.error_message(), Contains("unclosed left parenthesis"));
+    CHECK(e.query() == "up");
+    CHECK_THAT(std::string(e.what()), Contains("HTTP 400 bad_data") && Contains("query: up") &&
+                                          Contains("http://prom:9090") && Contains("unclosed left parenthesis"));
+
+    QueryError t = query_error_of(R"({"status":"error","errorType":"timeout","error":"query timed out in query queue"})", 503);
+    CHECK(t.error_type() == "timeout");
+    CHECK(t.http_status() == 503);
+}
+
+TEST_CASE("parse_response rejects malformed answers as bad_response", "[unit]") {
+    CHECK(query_error_of("not json", 200).error_type() == "bad_response");
+    CHECK(query_error_of("", 200).error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":"success"})").error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":{}}})").error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})")
+              .error_type() == "bad_response");
+    auto bad_value =
+        query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}})");
+    CHECK(bad_value.error_type() == "bad_response");
+    CHECK_THAT(bad_value.error_message(), Contains("\"abc\""));
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})")
+              .error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"histogram","result":[]}})").error_type() ==
+          "bad_response");
+    CHECK(query_error_of(R"({"status":"weird"})").error_type() == "bad_response");
+}
+
+TEST_CASE("parse_response reports an HTTP error without a Prometheus body plainly", "[unit]") {
+    QueryError e = query_error_of("<html>502 Bad Gateway</html>", 502);
+    CHECK(e.http_status() == 502);
+    CHECK(e.error_type().empty());
+    CHECK_THAT(e.error_message(), Contains("502 Bad Gateway"));
+}
+
+TEST_CASE("parse_value reads Prometheus' numbers", "[unit]") {
+    CHECK(parse_value("0") == 0);
+    CHECK(parse_value("-2.5") == -2.5);
+    CHECK(parse_value("+3") == 3);
+    CHECK(parse_value("1e9") == 1e9);
+    CHECK(parse_value("1073741824") == 1073741824.0);
+    CHECK(std::isnan(parse_value("NaN")));
+    CHECK(parse_value("+Inf") == std::numeric_limits<double>::infinity());
+    CHECK(parse_value("-Inf") == -std::numeric_limits<double>::infinity());
+    CHECK_THROWS_AS(parse_value(""), std::invalid_argument);
+    CHECK_THROWS_AS(parse_value("1x"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_value("x"), std::invalid_argument);
+}
+
+TEST_CASE("form encoding and time formats", "[unit]") {
+    CHECK(form_encode("up") == "up");
+    CHECK(form_encode("a-b_c.d~e") == "a-b_c.d~e");
+    CHECK(form_encode(R"(rate(x{a="b c"}[5m]))") == "rate%28x%7Ba%3D%22b%20c%22%7D%5B5m%5D%29");
+    CHECK(form_encode("+&=%/") == "%2B%26%3D%25%2F");
+    CHECK(form_encode("\xc3\xa9") == "%C3%A9");
+    CHECK(format_seconds(15s) == "15");
+    CHECK(format_seconds(500ms) == "0.5");
+    CHECK(format_seconds(1us) == "0.000001");
+    CHECK(format_seconds(1250ms) == "1.25");
+    CHECK(format_time(TimePoint(1712345678123ms)) == "1712345678.123");
+    CHECK(format_time(TimePoint(1712345678000ms)) == "1712345678");
+}
+
+TEST_CASE("the client rejects unusable configurations", "[unit]") {
+    CHECK_THROWS_AS(Client(ClientConfig{}), ConfigError);
+    ClientConfig c;
+    c.url = "ftp://prom:9090";
+    CHECK_THROWS_WITH(Client(c), Contains("http://"));
+    c.url = "http://prom:9090";
+    c.bearer_token_file = "/nonexistent/token";
+    CHECK_THROWS_WITH(Client(c), Contains("/nonexistent/token"));
+    c.bearer_token_file.clear();
+    c.ca_file = "/nonexistent/ca.crt";
+    CHECK_THROWS_WITH(Client(c), Contains("/nonexistent/ca.crt"));
+    c.ca_file.clear();
+    c.timeout = 0ms;
+    CHECK_THROWS_AS(Client(c), ConfigError);
+    c.timeout = 1s;
+    Client ok(c);
+    CHECK(ok.stats().requests == 0);
+    CHECK_THROWS_AS(ok.query_range("up", TimePoint(10s), TimePoint(20s), 0ms), QueryError);
+    CHECK_THROWS_AS(ok.query_range("up", TimePoint(20s), TimePoint(10s), 1s), QueryError);
+}
+
+TEST_CASE("the default feature queries, per namespace, with the window of the tick", "[unit]") {
+    FeatureQueries q;
+    REQUIRE(q.features() == std::vector<std::string>{"cpu.usage.cores", "mem.working.set"});
+    CHECK(rate_window(15s, 15s) == 60s);
+    CHECK(rate_window(15s, 1s) == 15s);
+    CHECK(rate_window(2s, 1s) == 4s);
+    CHECK(promql_duration(60s) == "60s");
+    CHECK(promql_duration(1500ms) == "1500ms");
+    CHECK_THROWS_AS(promql_duration(0ms), ConfigError);
+    CHECK(q.render("cpu.usage.cores", "team-a", 60s) ==
+          R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="team-a", container!="", container!="POD"}[60s])))");
+    CHECK(q.render("mem.working.set", "team-a", 60s) ==
+          R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="team-a", container!="", container!="POD"}))");
+    CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);
+}
+
+TEST_CASE("label values are escaped for PromQL", "[unit]") {
+    CHECK(escape_label_value("plain-ns") == "plain-ns");
+    CHECK(escape_label_value(R"(a"b\c)") == R"(a\"b\\c)");
+    CHECK(escape_label_value("a\nb\tc") == R"(a\nb\tc)");
+    FeatureQueries q;
+    CHECK_THAT(q.render("mem.working.set", "x\"}) or vector(1", 1s), Contains(R"(namespace="x\"}) or vector(1")"));
+}
+
+TEST_CASE("feature query templates can be overridden and are checked", "[unit]") {
+    FeatureQueries q;
+    q.set_template("mem.working.set", R"(max by (namespace, pod, container) (container_memory_rss{namespace="${namespace}"}))");
+    q.set_template("disk.io", R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="${namespace}"}[${window}])))");
+    CHECK(q.features() == std::vector<std::string>{"cpu.usage.cores", "mem.working.set", "disk.io"});
+    CHECK(q.render("mem.working.set", "n", 1s) ==
+          R"(max by (namespace, pod, container) (container_memory_rss{namespace="n"}))");
+    CHECK(q.render("disk.io", "n", 30s) ==
+          R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="n"}[30s])))");
+    CHECK_THROWS_WITH(q.set_template("x", "sum(container_memory_rss)"), Contains("${namespace}"));
+    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="${namespace}"}[${range}])"), Contains("${range}"));
+    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="${namespace}"}[${window])"), Contains("unclosed"));
+    CHECK_THROWS_AS(FeatureQueries(std::vector<FeatureQuery>{}), ConfigError);
+    FeatureQueries only(std::vector<FeatureQuery>{{"cpu", R"(x{namespace="${namespace}"})"}});
+    CHECK(only.features() == std::vector<std::string>{"cpu"});
+}
+
+TEST_CASE("query results become values by (namespace, pod, container)", "[unit]") {
+    QueryResult r = parse_response(R"({"status":"success","data":{"resultType":"vector","result":[
+        {"metric":{"namespace":"n","pod":"a","container":"main"},"value":[1,"1.5"]},
+        {"metric":{"namespace":"n","pod":"b","container":"main"},"value":[1,"0.25"]},
+        {"metric":{"namespace":"n","pod":"c","container":"main"},"value":[1,"NaN"]},
+        {"metric":{"namespace":"n","pod":"d"},"value":[1,"7"]}]}})");
+    auto values = container_values(r);
+    REQUIRE(values.size() == 2);
+    CHECK(values.at({"n", "a", "main"}) == 1.5);
+    CHECK(values.at({"n", "b", "main"}) == 0.25);
+
+    QueryResult m = parse_response(R"({"status":"success","data":{"resultType":"matrix","result":[
+        {"metric":{"namespace":"n","pod":"a","container":"main"},"values":[[1,"1"],[2,"NaN"],[3,"3"]]}]}})");
+    auto series = container_series(m);
+    REQUIRE(series.size() == 1);
+    const auto& s = series.at({"n", "a", "main"});
+    REQUIRE(s.size() == 2);
+    CHECK(s[1].time == 3);
+    CHECK_THROWS_AS(container_values(m), QueryError);
+    CHECK_THROWS_AS(container_series(r), QueryError);
+}
+
+// ------------------------------------------------------------------------------------- replay
+
+namespace {
+
+using phasescale::replay::PodTrace;
+using phasescale::replay::Replay;
+
+PodTrace pod(std::string name, std::vector<double> offsets, std::vector<double> cpu, std::vector<double> mem) {
+    PodTrace p;
+    p.pod = std::move(name);
+    p.source = "test: " + p.pod;
+    p.offsets = std::move(offsets);
+    p.cpu = std::move(cpu);
+    p.memory = std::move(mem);
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("replay: the CPU counter's rate in wall time is the trace's cores", "[unit]") {
+    // 0.5 cores for 60 trace s, then 2 cores for 60 trace s (the last sample holds one interval).
+    Replay r({pod("a", {0, 60}, {0.5, 2.0}, {100, 200})}, "ns", "main", 30.0, false);
+    CHECK(r.end() == 120);
+    auto at = [&](double wall) {
+        auto s = r.at(wall);
+        REQUIRE(s.size() == 1);
+        return s[0];
+    };
+    CHECK(at(0).cpu_seconds == 0);
+    CHECK(at(1).cpu_seconds == Approx(0.5));        // 1 wall s at 0.5 cores
+    CHECK(at(2).cpu_seconds == Approx(1.0));
+    CHECK(at(3).cpu_seconds == Approx(1.0 + 2.0));  // then 2 cores
+    CHECK(at(1).memory_bytes == 100);
+    CHECK(at(2.01).memory_bytes == 200);
+    CHECK(at(3.99).cpu_seconds == Approx(1.0 + 2.0 * 1.99));
+    CHECK(r.at(4.0).empty());  // ended: its series are gone
+    CHECK(r.at(100).empty());
+}
+
+TEST_CASE("replay: looping keeps the counter monotonic", "[unit]") {
+    Replay r({pod("a", {0, 10}, {1.0, 3.0}, {5, 6})}, "ns", "main", 10.0, true);
+    // One run: 20 trace s = 2 wall s, 40 core-seconds of trace = 4 CPU seconds of wall time.
+    auto s = r.at(2.5);
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].cpu_seconds == Approx(4.0 + 0.5));
+    CHECK(s[0].memory_bytes == 5);
+    CHECK(r.at(41.5)[0].cpu_seconds == Approx(20 * 4.0 + 1.0 + 0.5 * 3.0));
+    CHECK(std::isinf(r.end()));
+}
+
+TEST_CASE("replay: executions with offsets start later", "[unit]") {
+    PodTrace late = pod("late", {0}, {1.0}, {7});
+    late.start = 30;
+    Replay r({pod("early", {0, 30}, {1.0, 1.0}, {1, 1}), late}, "ns", "main", 30.0, false);
+    CHECK(r.at(0.5).size() == 1);
+    auto s = r.at(1.01);
+    REQUIRE(s.size() == 2);
+    CHECK(s[1].pod == "late");
+    CHECK(s[1].cpu_seconds == Approx(0.01).margin(1e-9));
+    CHECK(r.at(1.5).size() == 1);   // late ran trace s [30, 31)
+    CHECK(r.at(1.99).size() == 1);  // early runs trace s [0, 60)
+    CHECK(r.at(2.0).empty());
+}
+
+TEST_CASE("replay: the exposition text", "[unit]") {
+    Replay r({pod("a\"b", {0, 30}, {1.0, 1.0}, {1073741824, 1073741824})}, "ns", "c", 30.0, false);
+    std::string text = r.exposition(1.0);
+    CHECK_THAT(text, Contains("# TYPE container_cpu_usage_seconds_total counter\n"));
+    CHECK_THAT(text, Contains("# TYPE container_memory_working_set_bytes gauge\n"));
+    CHECK_THAT(text, Contains("container_cpu_usage_seconds_total{namespace=\"ns\",pod=\"a\\\"b\",container=\"c\"} 1\n"));
+    CHECK_THAT(text, Contains("container_memory_working_set_bytes{namespace=\"ns\",pod=\"a\\\"b\",container=\"c\"} 1073741824\n"));
+    CHECK_THAT(text, Contains("phasescale_replay_trace_seconds 30\n"));
+    CHECK_THAT(text, Contains("phasescale_replay_pods_running 1\n"));
+    CHECK_THAT(r.exposition(10), !Contains("container_memory_working_set_bytes{"));
+    CHECK(phasescale::replay::format_exposition_value(0.1) == "0.1");
+    CHECK(phasescale::replay::format_exposition_value(std::nan("")) == "NaN");
+}
+
+TEST_CASE("replay: bad input is refused with a clear message", "[unit]") {
+    CHECK_THROWS_WITH(Replay({pod("a", {0}, {1}, {1})}, "ns", "c", 0, false), Contains("--speed"));
+    CHECK_THROWS_WITH(Replay({}, "ns", "c", 1, false), Contains("no execution"));
+    CHECK_THROWS_WITH(Replay({pod("a", {0}, {1}, {1}), pod("a", {0}, {1}, {1})}, "ns", "c", 1, false),
+                      Contains("both map to pod a"));
+    CHECK_THROWS_WITH(Replay({pod("a", {0, 1}, {1, -1}, {1, 1})}, "ns", "c", 1, false), Contains("sample 2"));
+    using phasescale::replay::parse_listen;
+    using phasescale::replay::parse_pod_map;
+    CHECK(parse_pod_map("1=a,2=b") == std::map<std::string, std::string>{{"1", "a"}, {"2", "b"}});
+    CHECK(parse_pod_map("#0=a") == std::map<std::string, std::string>{{"#0", "a"}});
+    CHECK_THROWS_WITH(parse_pod_map("1=a,2"), Contains("\"2\""));
+    CHECK_THROWS_WITH(parse_pod_map("1=a,1=b"), Contains("twice"));
+    CHECK(parse_listen("127.0.0.1:9400") == std::pair<std::string, int>{"127.0.0.1", 9400});
+    CHECK(parse_listen("[::1]:80") == std::pair<std::string, int>{"[::1]", 80});
+    CHECK_THROWS_WITH(parse_listen("127.0.0.1"), Contains("HOST:PORT"));
+    CHECK_THROWS_WITH(parse_listen("127.0.0.1:0"), Contains("1-65535"));
+    CHECK_THROWS_WITH(parse_listen("127.0.0.1:http"), Contains("1-65535"));
+}
+
+TEST_CASE("replay: reading a trace, naming pods by id or by index", "[unit]") {
+    prom_test::TempDir dir;
+    const std::string csv = dir.write("t.csv",
+                                      "timestamp,pod.id,cpu.usage.cores,mem.working.set,note\n"
+                                      "1000,7,1.5,100,x\n1030,7,1.5,110,x\n1060,9,0.5,50,y\n1090,9,0.5,60,y\n");
+    phasescale::replay::Options o;
+    o.traces = {csv};
+    o.ns = "ns";
+    o.pod_map = {{"7", "seven"}, {"#1", "nine"}};
+    Replay r = Replay::from_options(o);
+    REQUIRE(r.pods().size() == 2);
+    CHECK(r.pods()[0].pod == "seven");
+    CHECK(r.pods()[1].pod == "nine");
+    CHECK(r.pods()[1].start == 0);
+    CHECK(r.pods()[0].offsets == std::vector<double>{0, 30});
+    CHECK(r.pods()[0].memory == std::vector<double>{100, 110});
+
+    o.align = "trace";
+    CHECK(Replay::from_options(o).pods()[1].start == 60);
+
+    o.pod_map = {{"8", "eight"}};
+    CHECK_THROWS_WITH(Replay::from_options(o), Contains("--pod-map 8=eight") && Contains("pod.id 8"));
+    o.pod_map.clear();
+    o.cpu_column = "cpu";
+    CHECK_THROWS_WITH(Replay::from_options(o), Contains("cpu"));
+}

@@ -1,0 +1,98 @@
+// The replay behind phasescale-replay-exporter: executions of a resource trace played back as
+// cAdvisor-style series, with trace time compressed by a speed factor. No HTTP here, so that the
+// arithmetic can be tested alone.
+//
+// Sample k of an execution (at trace time t_k) holds from t_k to t_{k+1}; the last sample holds
+// for the interval before it (1 s for an execution of one sample). An execution is "running"
+// from its start until its last sample's interval ends; then its series disappear, unless the
+// replay loops.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace phasescale::replay {
+
+struct Options {
+    std::vector<std::string> traces;
+    std::string ns;
+    std::string container = "main";
+    double speed = 1;  // trace seconds per wall second
+    bool loop = false;
+    // "start": every execution starts when the replay starts; "trace": executions keep their
+    // offsets from the earliest timestamp of all the traces.
+    std::string align = "start";
+    std::string id_column = "pod.id";
+    std::string time_column = "timestamp";
+    std::string cpu_column = "cpu.usage.cores";
+    std::string memory_column = "mem.working.set";
+    // Pod name of an execution, by its id or by "#INDEX" (0-based, in trace order); unmapped
+    // executions use their id.
+    std::map<std::string, std::string> pod_map;
+};
+
+// One execution to replay, times relative to its first sample.
+struct PodTrace {
+    std::string pod;
+    std::string source;            // "FILE: id ID", for messages
+    double start = 0;              // trace seconds after the replay's start
+    std::vector<double> offsets;   // sample times relative to the first, non-decreasing, [0] == 0
+    std::vector<double> cpu;       // cores
+    std::vector<double> memory;    // bytes
+};
+
+struct PodState {
+    std::string pod;
+    double cpu_seconds = 0;   // counter: CPU seconds used in wall time (its rate is the trace's cores)
+    double memory_bytes = 0;  // gauge
+};
+
+class Replay {
+public:
+    // Throws std::invalid_argument for a bad speed, no executions, empty or mismatched samples,
+    // or two executions on one pod name.
+    Replay(std::vector<PodTrace> pods, std::string ns, std::string container, double speed, bool loop);
+
+    // Reads the traces (phasescale::model::read_trace) and applies pod_map and align. Throws
+    // InputError for a bad trace, std::invalid_argument for a bad option or a pod_map key that
+    // names no execution.
+    static Replay from_options(const Options& options);
+
+    // The running pods `wall_seconds` after the replay started.
+    std::vector<PodState> at(double wall_seconds) const;
+    // The /metrics text at that time (Prometheus text exposition format 0.0.4).
+    std::string exposition(double wall_seconds) const;
+
+    const std::vector<PodTrace>& pods() const { return pods_; }
+    const std::string& ns() const { return ns_; }
+    double speed() const { return speed_; }
+    // Trace seconds after which no execution runs any more (infinite when looping).
+    double end() const;
+
+private:
+    struct Prepared {
+        double duration = 0;               // trace seconds the execution runs
+        std::vector<double> cumulative;    // core-seconds at each offset
+        double total = 0;                  // core-seconds of one run
+    };
+    std::vector<PodTrace> pods_;
+    std::vector<Prepared> prepared_;
+    std::string ns_;
+    std::string container_;
+    double speed_;
+    bool loop_;
+};
+
+// "id=pod,id2=pod2" -> map; throws std::invalid_argument naming the bad entry.
+std::map<std::string, std::string> parse_pod_map(std::string_view text);
+// "HOST:PORT" (HOST may be [IPv6]) -> (host, port); throws std::invalid_argument.
+std::pair<std::string, int> parse_listen(std::string_view text);
+// Escapes a label value for the text exposition format.
+std::string escape_exposition_label(std::string_view value);
+// The shortest text that reads back as the same double ("NaN", "+Inf", "-Inf" for those).
+std::string format_exposition_value(double value);
+
+}  // namespace phasescale::replay
