@@ -65,7 +65,18 @@ json report_json(const Report& r) {
   json containers = json::array();
   for (const ContainerResult& c : r.containers) {
     json per_policy = json::object();
-    for (const auto& [name, replay] : c.replays) per_policy[name] = score_json(replay.score);
+    for (const auto& [name, replay] : c.replays) {
+      json j = score_json(replay.score);
+      j["reduction"] = json::object();
+      for (const char* baseline : {"vpa", "vpa-warm", "window"}) {
+        const auto base = c.replays.find(baseline);
+        if (base == c.replays.end()) continue;
+        j["reduction"][baseline] = {
+            {"cpu", number(1 - replay.score.cpu.allocated / base->second.score.cpu.allocated)},
+            {"memory", number(1 - replay.score.memory.allocated / base->second.score.memory.allocated)}};
+      }
+      per_policy[name] = j;
+    }
     containers.push_back({{"id", c.container.id}, {"source", c.container.source}, {"fold", c.fold},
                           {"samples", c.container.usage.size()}, {"policies", per_policy}});
   }
