@@ -1,0 +1,100 @@
+// The decision rules, as pure functions of a pod, its trackers' recommendations and the spec:
+// what each container should get (bounds, controlled resources and values), whether a pod is
+// resized now, and if not, why. Never an eviction, never a restart: a resize that cannot be
+// done in place is reported, not forced.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <phasescale/policy/recommender.hpp>
+
+#include "phasescale/control/pod.hpp"
+#include "phasescale/control/spec.hpp"
+
+namespace phasescale::control {
+
+using nlohmann::json;
+
+// What one container should get: its current resources with the controlled ones replaced by
+// the clamped, rounded recommendation.
+struct ContainerTarget {
+    std::string name;
+    ContainerResources current;
+    ContainerResources wanted;
+    bool cpu_controlled = true;
+    bool memory_controlled = true;
+    bool limits_controlled = true;  // RequestsAndLimits
+    bool worth_resizing = false;    // a request changes by more than minChange
+    bool cpu_changed() const;
+    bool memory_changed() const;
+};
+
+// Clamps `recommendation` to the policy's bounds and keeps the uncontrolled resources and
+// values as they are. With RequestsAndLimits a limit keeps its ratio to the request (limits
+// equal to requests stay equal); with RequestsOnly the request never exceeds the limit.
+ContainerTarget target_for(const ContainerResources& current, const policy::Allocation& recommendation,
+                           const ContainerPolicy& policy, double min_change);
+
+// Per pod: when it was last resized, and the backoff while the kubelet has not finished (or
+// cannot do) a resize.
+struct PodGate {
+    std::optional<double> last_resize;  // unix seconds
+    int backoff_level = 0;
+    double backoff_until = 0;
+};
+
+// Backoff while a pod reports a pending or in-progress resize: kBackoffInitial doubling up to kBackoffMax.
+inline constexpr double kBackoffInitialSeconds = 5;
+inline constexpr double kBackoffMaxSeconds = 300;
+
+enum class Action { None, Resize, Wait, Blocked };
+const char* to_string(Action action);
+
+struct PodDecision {
+    Action action = Action::None;
+    // Why not (Cooldown, Backoff, ResizeInProgress, ResizeInfeasible, ResizeDeferred,
+    // ResizePending, RestartRequired, QoSChange), or Resized.
+    std::string reason;
+    std::string message;
+    std::vector<ContainerTarget> resized;  // the containers in the resize body
+    std::vector<std::string> skipped;      // containers left out (resizePolicy RestartContainer)
+};
+
+// Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
+// gate's backoff when the pod reports a resize under way.
+PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
+                       PodGate& gate, double now);
+
+// The body for pods/<name>/resize (strategic merge): requests, and limits for RequestsAndLimits,
+// of the controlled resources, as quantity strings.
+json resize_body(const std::vector<ContainerTarget>& targets);
+
+// The recommendation annotation: {"container": {"requests": {...}, "limits": {...}}}.
+json recommendation_json(const std::vector<ContainerTarget>& targets);
+
+inline constexpr const char* kPhaseLabel = "phasescale.io/phase";
+inline constexpr const char* kPhaseNameAnnotation = "phasescale.io/phase-name";
+inline constexpr const char* kPhaseSinceAnnotation = "phasescale.io/phase-since";
+inline constexpr const char* kRecommendationAnnotation = "phasescale.io/recommendation";
+
+struct PodMarks {
+    std::string phase_label;  // "0", "1", ... or "unknown"
+    std::optional<std::string> phase_name;
+    std::optional<std::string> phase_since;     // RFC 3339
+    std::optional<std::string> recommendation;  // JSON text
+};
+
+// A merge patch of the pod's metadata setting these marks; null when the pod has them already.
+json marks_patch(const json& pod, const PodMarks& marks);
+
+// RFC 3339 UTC, whole seconds.
+std::string format_time(double unix_seconds);
+// Parses format_time's output (and fractional seconds); nullopt if it is not one.
+std::optional<double> parse_time(const std::string& text);
+
+}  // namespace phasescale::control

@@ -1,0 +1,147 @@
+// The control loop of DESIGN.md: every tick, for each PhaseAutoscaler, select its Running pods,
+// read their features with one Prometheus query per feature and namespace, step the container
+// trackers, and act by mode: label (all modes), annotate (Recommend, InPlace), resize (InPlace).
+// The status is written at most once per tick per PhaseAutoscaler, and only when it changed.
+// Nothing here throws out of tick(): a bad spec, model or answer becomes a condition.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <phasescale/kube/client.hpp>
+#include <phasescale/kube/events.hpp>
+#include <phasescale/kube/informer.hpp>
+#include <phasescale/prom/client.hpp>
+#include <phasescale/prom/features.hpp>
+
+#include "phasescale/control/decision.hpp"
+#include "phasescale/control/spec.hpp"
+#include "phasescale/control/tracker.hpp"
+
+namespace phasescale::control {
+
+// How often the VerticalPodAutoscaler CRD and objects are looked at again.
+inline constexpr double kVpaRefreshSeconds = 60;
+
+struct ReconcilerOptions {
+    std::vector<std::string> namespaces;  // watched namespaces; empty: all
+    std::chrono::milliseconds tick{15000};
+    // Prometheus' scrape interval, for the rate() window (prom::rate_window).
+    std::chrono::milliseconds scrape_interval{15000};
+    std::string field_manager = "phasescale-operator";
+    std::size_t max_recent_decisions = 20;
+    std::chrono::milliseconds prometheus_timeout{10000};
+};
+
+// Optional callbacks, for the operator's own metrics and logs. Called on the tick's thread.
+struct ReconcilerHooks {
+    std::function<void(std::size_t pods)> pods_tracked;
+    std::function<void()> phase_transition;
+    std::function<void(const std::string& result)> resize;  // "ok", "error", "blocked"
+    std::function<void(double seconds)> inference;
+    // verb: "patch", "resize", "status", "event", "get"
+    std::function<void(const std::string& verb, double seconds, bool ok)> api_request;
+    std::function<void(const std::string& level, const std::string& message, const nlohmann::json& fields)> log;
+};
+
+struct TickSummary {
+    std::size_t autoscalers = 0;
+    std::size_t pods_tracked = 0;
+    std::size_t prometheus_queries = 0;
+    std::size_t resizes = 0;
+    std::size_t resize_errors = 0;
+    std::size_t blocked = 0;
+    std::size_t pod_patches = 0;
+    std::size_t status_updates = 0;
+};
+
+class Reconciler {
+public:
+    // `prom` is the default Prometheus (a spec's prometheus.url gets a client of its own).
+    Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks = {});
+    ~Reconciler();
+    Reconciler(const Reconciler&) = delete;
+    Reconciler& operator=(const Reconciler&) = delete;
+
+    // Informers of PhaseAutoscalers and Running pods in the watched namespaces.
+    void start();
+    void stop();
+    bool wait_for_sync(std::chrono::milliseconds timeout) const;
+
+    // One pass over the informers' stores, at `now` (unix seconds).
+    TickSummary tick(double now);
+    // The same over given objects (tests, benchmarks).
+    TickSummary tick(const std::vector<nlohmann::json>& autoscalers, const std::vector<nlohmann::json>& pods, double now);
+
+private:
+    struct ModelEntry {
+        std::string id;
+        std::string version;  // the ConfigMap's resourceVersion
+        std::shared_ptr<const model::PhaseModel> model;
+        std::string error;
+    };
+    struct Tracked {
+        std::string uid;
+        std::string config;  // spec and model the tracker was made for
+        std::unique_ptr<ContainerTracker> tracker;
+        std::optional<ContainerTarget> target;
+        std::optional<int> phase;
+        bool seen = false;
+    };
+    struct PodState {
+        std::string uid;
+        PodGate gate;
+        bool seen = false;
+        std::string blocked;  // the last reason a resize was blocked, until one is made
+    };
+    struct AutoscalerState {
+        std::set<int> phases_seen;
+        nlohmann::json recent = nlohmann::json::array();
+        nlohmann::json last_resize;
+        nlohmann::json conditions = nlohmann::json::array();
+        bool seen = false;
+    };
+
+    ModelEntry load_model(const std::string& ns, const ModelRef& ref);
+    // VerticalPodAutoscalers of a namespace (none when their CRD is not installed), re-read every
+    // kVpaRefreshSeconds.
+    const std::vector<nlohmann::json>& vpas(const std::string& ns, double now);
+    prom::Client& prom_for(const std::string& url);
+    void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
+    template <class F>
+    auto api(const char* verb, F&& f) -> decltype(f());
+    void remember(AutoscalerState& state, nlohmann::json decision);
+    void set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
+                       const std::string& message, double now, long long generation);
+
+    kube::Client kube_;
+    prom::ClientConfig prom_config_;
+    ReconcilerOptions options_;
+    ReconcilerHooks hooks_;
+    kube::EventRecorder events_;
+    std::map<std::string, std::unique_ptr<prom::Client>> prom_clients_;
+    std::vector<std::unique_ptr<kube::Informer>> autoscaler_informers_;
+    std::vector<std::unique_ptr<kube::Informer>> pod_informers_;
+    std::shared_ptr<const model::PhaseModel> default_model_;
+    std::string default_model_error_;
+    std::map<std::string, ModelEntry> models_;  // ns/id
+    std::map<std::string, Tracked> trackers_;   // ns/pod/container
+    std::map<std::string, PodState> pods_;      // ns/pod
+    std::map<std::string, AutoscalerState> autoscalers_;  // ns/name
+    struct VpaList {
+        double fetched = 0;
+        std::vector<nlohmann::json> items;
+    };
+    std::map<std::string, VpaList> vpas_;  // by namespace
+    std::optional<bool> vpa_installed_;
+    double vpa_checked_ = 0;
+};
+
+}  // namespace phasescale::control

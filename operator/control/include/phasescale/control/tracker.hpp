@@ -1,0 +1,65 @@
+// One container under a PhaseAutoscaler: a phase recommender (the one `phasescale simulate`
+// runs) fed one sample per tick, its stable phase and what it recommends.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <phasescale/model/model.hpp>
+#include <phasescale/policy/phase.hpp>
+
+#include "phasescale/control/spec.hpp"
+
+namespace phasescale::control {
+
+// The recommender's options for a spec: quantiles, margins, debounce, proactive.
+policy::PhaseOptions phase_options(const AutoscalerSpec& spec);
+
+// "phase-N", or "unknown" before the first phase.
+std::string phase_name(std::optional<int> phase);
+
+struct TrackerInput {
+    double timestamp = 0;          // unix seconds
+    std::vector<double> features;  // the model's features in its order; empty or NaN: missing
+    policy::Amount usage;          // NaN: missing
+    policy::Amount allocated;      // the container's current requests
+    int restart_count = 0;
+    bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
+};
+
+struct TrackerStep {
+    bool observed = false;          // false: the sample was skipped (missing or stale metrics)
+    bool oom_killed = false;        // a new OOM kill was seen in this sample
+    bool phase_changed = false;
+    std::optional<int> phase;       // the stable phase after this sample
+    std::optional<policy::Allocation> recommendation;  // nothing when skipped or not known yet
+};
+
+class ContainerTracker {
+public:
+    // Throws model::InputError when the model cannot drive the phase policy (no statistics).
+    ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec);
+
+    TrackerStep step(const TrackerInput& input);
+
+    std::optional<int> phase() const { return recommender_.phase(); }
+    // When the stable phase began (unix seconds; 0 before the first phase).
+    double phase_since() const { return phase_since_; }
+    std::size_t samples() const { return samples_; }
+    std::size_t skipped() const { return skipped_; }
+    const model::PhaseModel& model() const { return *model_; }
+    // Restores a phase start time across operator restarts (from the pod's annotations).
+    void set_phase_since(double t) { phase_since_ = t; }
+
+private:
+    std::shared_ptr<const model::PhaseModel> model_;
+    policy::PhaseRecommender recommender_;
+    std::optional<int> last_restart_count_;
+    double phase_since_ = 0;
+    std::size_t samples_ = 0;
+    std::size_t skipped_ = 0;
+};
+
+}  // namespace phasescale::control

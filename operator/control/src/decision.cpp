@@ -1,0 +1,248 @@
+#include "phasescale/control/decision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include <phasescale/policy/actuator.hpp>
+
+#include "phasescale/control/quantity.hpp"
+
+namespace phasescale::control {
+namespace {
+
+double clamp(double v, const std::optional<double>& lo, const std::optional<double>& hi) {
+    if (hi) v = std::min(v, *hi);
+    if (lo) v = std::max(v, *lo);
+    return v;
+}
+
+// One resource of a target: request, and limit when limits are controlled.
+void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi,
+          double (*round)(double), bool limits_controlled, const std::optional<double>& current_request,
+          const std::optional<double>& current_limit, std::optional<double>& request, std::optional<double>& limit) {
+    double req = round(clamp(recommended, lo, hi));
+    if (limits_controlled) {
+        if (current_limit) {
+            const double ratio = current_request && *current_request > 0 ? *current_limit / *current_request : 1.0;
+            limit = ratio == 1.0 ? req : round(req * ratio);
+        }
+    } else if (current_limit && req > *current_limit) {
+        req = *current_limit;
+    }
+    request = req;
+}
+
+policy::Allocation requests_of(const ContainerResources& r) {
+    policy::Allocation a;
+    a.request = {r.requests.cpu.value_or(0), r.requests.memory.value_or(0)};
+    a.limit = {r.limits.cpu.value_or(0), r.limits.memory.value_or(0)};
+    return a;
+}
+
+std::string describe(const ContainerResources& r) {
+    auto q = [](const std::optional<double>& v, bool cpu) {
+        return v ? (cpu ? format_cpu(*v) : format_memory(*v)) : std::string("-");
+    };
+    return "cpu " + q(r.requests.cpu, true) + "/" + q(r.limits.cpu, true) + ", memory " + q(r.requests.memory, false) +
+           "/" + q(r.limits.memory, false);
+}
+
+}  // namespace
+
+const char* to_string(Action action) {
+    switch (action) {
+        case Action::None: return "None";
+        case Action::Resize: return "Resize";
+        case Action::Wait: return "Wait";
+        case Action::Blocked: return "Blocked";
+    }
+    return "?";
+}
+
+bool ContainerTarget::cpu_changed() const {
+    return wanted.requests.cpu != current.requests.cpu || wanted.limits.cpu != current.limits.cpu;
+}
+bool ContainerTarget::memory_changed() const {
+    return wanted.requests.memory != current.requests.memory || wanted.limits.memory != current.limits.memory;
+}
+
+ContainerTarget target_for(const ContainerResources& current, const policy::Allocation& rec,
+                           const ContainerPolicy& policy, double min_change) {
+    ContainerTarget t;
+    t.name = current.name;
+    t.current = current;
+    t.wanted = current;
+    t.cpu_controlled = policy.enabled && policy.control_cpu;
+    t.memory_controlled = policy.enabled && policy.control_memory;
+    t.limits_controlled = policy.requests_and_limits;
+    if (t.cpu_controlled)
+        size(rec.request.cpu, policy.min_allowed.cpu, policy.max_allowed.cpu, &round_cpu, t.limits_controlled,
+             current.requests.cpu, current.limits.cpu, t.wanted.requests.cpu, t.wanted.limits.cpu);
+    if (t.memory_controlled)
+        size(rec.request.memory, policy.min_allowed.memory, policy.max_allowed.memory, &round_memory,
+             t.limits_controlled, current.requests.memory, current.limits.memory, t.wanted.requests.memory,
+             t.wanted.limits.memory);
+    t.worth_resizing = (t.cpu_changed() || t.memory_changed()) &&
+                       policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
+    return t;
+}
+
+PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
+                       PodGate& gate, double now) {
+    PodDecision d;
+    const bool wanted = std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) { return t.worth_resizing; });
+    if (!wanted) return d;
+
+    if (const auto cond = resize_condition(pod)) {
+        if (cond->type == "PodResizeInProgress") d.reason = "ResizeInProgress";
+        else if (cond->reason == "Infeasible") d.reason = "ResizeInfeasible";
+        else if (cond->reason == "Deferred") d.reason = "ResizeDeferred";
+        else d.reason = "ResizePending";
+        d.action = d.reason == "ResizeInfeasible" ? Action::Blocked : Action::Wait;
+        d.message = cond->type + (cond->reason.empty() ? "" : " (" + cond->reason + ")") +
+                    (cond->message.empty() ? "" : ": " + cond->message);
+        if (now >= gate.backoff_until) {
+            const double delay = std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
+            gate.backoff_until = now + delay;
+            gate.backoff_level = std::min(gate.backoff_level + 1, 30);
+        }
+        return d;
+    }
+    if (now < gate.backoff_until) {
+        d.action = Action::Wait;
+        d.reason = "Backoff";
+        d.message = "backing off after a pending resize for " + std::to_string(static_cast<int>(std::ceil(gate.backoff_until - now))) + " s";
+        return d;
+    }
+    if (gate.last_resize && now < *gate.last_resize + cooldown_seconds) {
+        d.action = Action::Wait;
+        d.reason = "Cooldown";
+        d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) + " s ago, cooldown " +
+                    std::to_string(static_cast<int>(cooldown_seconds)) + " s";
+        return d;
+    }
+
+    for (const ContainerTarget& t : targets) {
+        if (!t.worth_resizing) continue;
+        const bool restart = (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
+                             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
+        if (restart) d.skipped.push_back(t.name);
+        else d.resized.push_back(t);
+    }
+    if (d.resized.empty()) {
+        d.action = Action::Blocked;
+        d.reason = "RestartRequired";
+        d.message = "resizePolicy RestartContainer for a changed resource of container(s)";
+        for (const std::string& s : d.skipped) d.message += " " + s;
+        return d;
+    }
+
+    std::vector<ContainerResources> before = container_resources(pod), after = before;
+    for (ContainerResources& c : after)
+        for (const ContainerTarget& t : d.resized)
+            if (t.name == c.name) c = t.wanted;
+    const std::string qos_before = qos_class(before), qos_after = qos_class(after);
+    if (qos_before != qos_after) {
+        d.action = Action::Blocked;
+        d.reason = "QoSChange";
+        d.message = "the resize would change the pod's QoS class from " + qos_before + " to " + qos_after;
+        d.resized.clear();
+        return d;
+    }
+    d.action = Action::Resize;
+    d.reason = "Resized";
+    for (const ContainerTarget& t : d.resized)
+        d.message += (d.message.empty() ? "" : "; ") + t.name + ": " + describe(t.current) + " -> " + describe(t.wanted);
+    if (!d.skipped.empty()) {
+        d.message += " (left alone, resizePolicy RestartContainer:";
+        for (const std::string& s : d.skipped) d.message += " " + s;
+        d.message += ")";
+    }
+    return d;
+}
+
+namespace {
+
+json quantities(const ResourceValues& v, bool cpu, bool memory) {
+    json q = json::object();
+    if (cpu && v.cpu) q["cpu"] = format_cpu(*v.cpu);
+    if (memory && v.memory) q["memory"] = format_memory(*v.memory);
+    return q;
+}
+
+}  // namespace
+
+json resize_body(const std::vector<ContainerTarget>& targets) {
+    json containers = json::array();
+    for (const ContainerTarget& t : targets) {
+        json resources = json::object();
+        json requests = quantities(t.wanted.requests, t.cpu_controlled, t.memory_controlled);
+        if (!requests.empty()) resources["requests"] = requests;
+        if (t.limits_controlled) {
+            json limits = quantities(t.wanted.limits, t.cpu_controlled, t.memory_controlled);
+            if (!limits.empty()) resources["limits"] = limits;
+        }
+        containers.push_back({{"name", t.name}, {"resources", resources}});
+    }
+    return {{"spec", {{"containers", containers}}}};
+}
+
+json recommendation_json(const std::vector<ContainerTarget>& targets) {
+    json out = json::object();
+    for (const ContainerTarget& t : targets) {
+        json r = json::object();
+        r["requests"] = quantities(t.wanted.requests, true, true);
+        r["limits"] = quantities(t.wanted.limits, true, true);
+        out[t.name] = r;
+    }
+    return out;
+}
+
+json marks_patch(const json& pod, const PodMarks& marks) {
+    auto current = [&](const char* section, const char* key) -> std::optional<std::string> {
+        if (!pod.contains("metadata") || !pod["metadata"].contains(section)) return std::nullopt;
+        const json& m = pod["metadata"][section];
+        if (!m.is_object() || !m.contains(key) || !m[key].is_string()) return std::nullopt;
+        return m[key].get<std::string>();
+    };
+    json labels = json::object(), annotations = json::object();
+    if (current("labels", kPhaseLabel) != marks.phase_label) labels[kPhaseLabel] = marks.phase_label;
+    const std::pair<const char*, const std::optional<std::string>*> ann[] = {
+        {kPhaseNameAnnotation, &marks.phase_name},
+        {kPhaseSinceAnnotation, &marks.phase_since},
+        {kRecommendationAnnotation, &marks.recommendation}};
+    for (const auto& [key, value] : ann)
+        if (*value && current("annotations", key) != **value) annotations[key] = **value;
+    if (labels.empty() && annotations.empty()) return nullptr;
+    json patch = {{"metadata", json::object()}};
+    if (!labels.empty()) patch["metadata"]["labels"] = labels;
+    if (!annotations.empty()) patch["metadata"]["annotations"] = annotations;
+    return patch;
+}
+
+std::string format_time(double unix_seconds) {
+    const std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::optional<double> parse_time(const std::string& text) {
+    std::tm tm{};
+    int n = 0;
+    double sec = 0;
+    if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                    &tm.tm_min, &sec, &n) != 6)
+        return std::nullopt;
+    if (static_cast<std::size_t>(n) >= text.size() || text[static_cast<std::size_t>(n)] != 'Z') return std::nullopt;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_sec = 0;
+    return static_cast<double>(timegm(&tm)) + sec;
+}
+
+}  // namespace phasescale::control

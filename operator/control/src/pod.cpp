@@ -1,0 +1,143 @@
+#include "phasescale/control/pod.hpp"
+
+#include "phasescale/control/quantity.hpp"
+
+namespace phasescale::control {
+namespace {
+
+std::string str(const json& j, const char* key) {
+    if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+    return {};
+}
+
+ResourceValues values(const json& r, const char* key) {
+    ResourceValues v;
+    if (!r.is_object() || !r.contains(key) || !r[key].is_object()) return v;
+    const json& m = r[key];
+    if (m.contains("cpu")) v.cpu = quantity_of(m["cpu"]);
+    if (m.contains("memory")) v.memory = quantity_of(m["memory"]);
+    return v;
+}
+
+const json& containers_of(const json& pod) {
+    static const json empty = json::array();
+    if (pod.contains("spec") && pod["spec"].contains("containers") && pod["spec"]["containers"].is_array())
+        return pod["spec"]["containers"];
+    return empty;
+}
+
+}  // namespace
+
+bool pod_running(const json& pod) {
+    if (pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&
+        !pod["metadata"]["deletionTimestamp"].is_null())
+        return false;
+    return pod.contains("status") && str(pod["status"], "phase") == "Running";
+}
+
+std::string pod_name(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "name") : ""; }
+std::string pod_namespace(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "namespace") : ""; }
+std::string pod_uid(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "uid") : ""; }
+
+std::vector<ContainerResources> container_resources(const json& pod) {
+    std::vector<ContainerResources> out;
+    for (const json& c : containers_of(pod)) {
+        ContainerResources r;
+        r.name = str(c, "name");
+        if (c.contains("resources")) {
+            r.requests = values(c["resources"], "requests");
+            r.limits = values(c["resources"], "limits");
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::optional<ContainerResources> container_resources(const json& pod, const std::string& container) {
+    for (ContainerResources& r : container_resources(pod))
+        if (r.name == container) return r;
+    return std::nullopt;
+}
+
+std::string qos_class(const std::vector<ContainerResources>& containers) {
+    bool any = false, guaranteed = !containers.empty();
+    for (const ContainerResources& c : containers) {
+        if (c.requests.cpu || c.requests.memory || c.limits.cpu || c.limits.memory) any = true;
+        // A missing request defaults to the limit.
+        const auto req_cpu = c.requests.cpu ? c.requests.cpu : c.limits.cpu;
+        const auto req_mem = c.requests.memory ? c.requests.memory : c.limits.memory;
+        if (!c.limits.cpu || !c.limits.memory || req_cpu != c.limits.cpu || req_mem != c.limits.memory)
+            guaranteed = false;
+    }
+    if (!any) return "BestEffort";
+    return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+std::string resize_policy(const json& pod, const std::string& container, const std::string& resource) {
+    for (const json& c : containers_of(pod)) {
+        if (str(c, "name") != container || !c.contains("resizePolicy") || !c["resizePolicy"].is_array()) continue;
+        for (const json& p : c["resizePolicy"])
+            if (str(p, "resourceName") == resource) {
+                const std::string r = str(p, "restartPolicy");
+                return r.empty() ? "NotRequired" : r;
+            }
+    }
+    return "NotRequired";
+}
+
+std::optional<ResizeCondition> resize_condition(const json& pod) {
+    if (!pod.contains("status") || !pod["status"].contains("conditions") || !pod["status"]["conditions"].is_array())
+        return std::nullopt;
+    for (const json& c : pod["status"]["conditions"]) {
+        const std::string type = str(c, "type");
+        if ((type == "PodResizePending" || type == "PodResizeInProgress") && str(c, "status") == "True")
+            return ResizeCondition{type, str(c, "reason"), str(c, "message")};
+    }
+    return std::nullopt;
+}
+
+ContainerRestarts container_restarts(const json& pod, const std::string& container) {
+    ContainerRestarts r;
+    if (!pod.contains("status") || !pod["status"].contains("containerStatuses")) return r;
+    for (const json& s : pod["status"]["containerStatuses"]) {
+        if (str(s, "name") != container) continue;
+        if (s.contains("restartCount") && s["restartCount"].is_number_integer()) r.restart_count = s["restartCount"].get<int>();
+        if (s.contains("lastState") && s["lastState"].contains("terminated"))
+            r.last_oom_killed = str(s["lastState"]["terminated"], "reason") == "OOMKilled";
+    }
+    return r;
+}
+
+}  // namespace phasescale::control
+
+namespace phasescale::control {
+
+std::vector<WorkloadRef> pod_workloads(const json& pod) {
+    std::vector<WorkloadRef> out;
+    if (!pod.contains("metadata") || !pod["metadata"].contains("ownerReferences")) return out;
+    for (const json& o : pod["metadata"]["ownerReferences"]) {
+        if (!o.is_object() || !o.value("controller", false)) continue;
+        const std::string kind = o.value("kind", ""), name = o.value("name", "");
+        out.push_back({kind, name});
+        if (kind == "ReplicaSet") {
+            const auto dash = name.rfind('-');
+            if (dash != std::string::npos && dash > 0) out.push_back({"Deployment", name.substr(0, dash)});
+        }
+    }
+    return out;
+}
+
+bool vpa_controls(const json& vpa, const json& pod) {
+    if (!vpa.contains("spec") || !vpa["spec"].is_object()) return false;
+    const json& spec = vpa["spec"];
+    if (spec.contains("updatePolicy") && spec["updatePolicy"].is_object() &&
+        spec["updatePolicy"].value("updateMode", "") == "Off")
+        return false;
+    if (!spec.contains("targetRef") || !spec["targetRef"].is_object()) return false;
+    const std::string kind = spec["targetRef"].value("kind", ""), name = spec["targetRef"].value("name", "");
+    for (const WorkloadRef& w : pod_workloads(pod))
+        if (w.kind == kind && w.name == name) return true;
+    return false;
+}
+
+}  // namespace phasescale::control

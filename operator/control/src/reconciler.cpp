@@ -1,0 +1,641 @@
+#include "phasescale/control/reconciler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <phasescale/model/error.hpp>
+#include <phasescale/model/pretrained.hpp>
+
+#include "phasescale/control/pod.hpp"
+#include "phasescale/control/quantity.hpp"
+
+namespace phasescale::control {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Samples a restarted operator reads back per container: enough for the model's history and the
+// debounce of the default model and spec.
+constexpr int kWarmUpSamples = 8;
+
+std::string str(const json& j, const char* a, const char* b) {
+    if (j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_string()) return j[a][b].get<std::string>();
+    return {};
+}
+
+long long generation_of(const json& o) {
+    if (o.contains("metadata") && o["metadata"].contains("generation") && o["metadata"]["generation"].is_number_integer())
+        return o["metadata"]["generation"].get<long long>();
+    return 0;
+}
+
+std::string phase_label(std::optional<int> phase) { return phase ? std::to_string(*phase) : "unknown"; }
+
+std::optional<std::string> label(const json& pod, const char* key) {
+    if (!pod.contains("metadata") || !pod["metadata"].contains("labels")) return std::nullopt;
+    const json& l = pod["metadata"]["labels"];
+    if (!l.is_object() || !l.contains(key) || !l[key].is_string()) return std::nullopt;
+    return l[key].get<std::string>();
+}
+
+std::optional<std::string> annotation(const json& pod, const char* key) {
+    if (!pod.contains("metadata") || !pod["metadata"].contains("annotations")) return std::nullopt;
+    const json& a = pod["metadata"]["annotations"];
+    if (!a.is_object() || !a.contains(key) || !a[key].is_string()) return std::nullopt;
+    return a[key].get<std::string>();
+}
+
+// Feeds a new tracker the container's recent samples (a range query's answer), in time order;
+// then, if it reached the phase the pod's annotations name, restores when that phase began.
+void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history, const prom::ContainerKey& key,
+             const ContainerResources& resources, const json& pod) {
+    const auto found = history.series.find(key);
+    if (found == history.series.end()) return;
+    const auto& series = found->second;  // per history.features
+    std::map<long long, std::vector<double>> rows;  // by time (ms)
+    for (std::size_t f = 0; f < series.size(); ++f)
+        for (const prom::Sample& s : series[f]) {
+            auto& row = rows[std::llround(s.time * 1000)];
+            row.resize(history.features.size(), kNaN);
+            row[f] = s.value;
+        }
+    auto column = [&](std::string_view feature) -> std::optional<std::size_t> {
+        auto it = std::find(history.features.begin(), history.features.end(), feature);
+        if (it == history.features.end()) return std::nullopt;
+        return static_cast<std::size_t>(it - history.features.begin());
+    };
+    std::vector<std::optional<std::size_t>> columns;
+    for (const std::string& f : tracker.model().features) columns.push_back(column(f));
+    const auto cpu = column(prom::kCpuFeature), memory = column(prom::kMemoryFeature);
+    for (const auto& [t, row] : rows) {
+        TrackerInput in;
+        in.timestamp = static_cast<double>(t) / 1000.0;
+        for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
+        in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
+        in.allocated = {resources.requests.cpu.value_or(0), resources.requests.memory.value_or(0)};
+        const ContainerRestarts r = container_restarts(pod, resources.name);
+        in.restart_count = r.restart_count;
+        tracker.step(in);
+    }
+    const auto since = annotation(pod, kPhaseSinceAnnotation);
+    if (tracker.phase() && label(pod, kPhaseLabel) == std::to_string(*tracker.phase()) && since)
+        if (const auto t = parse_time(*since)) tracker.set_phase_since(*t);
+}
+
+}  // namespace
+
+Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks)
+    : kube_(std::move(kube)),
+      prom_config_(std::move(prom)),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      events_(kube_, options_.field_manager) {
+    try {
+        default_model_ = std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
+    } catch (const std::exception& e) {
+        default_model_error_ = e.what();
+    }
+}
+
+Reconciler::~Reconciler() { stop(); }
+
+void Reconciler::start() {
+    if (!autoscaler_informers_.empty()) return;
+    std::vector<std::string> namespaces = options_.namespaces;
+    if (namespaces.empty()) namespaces.push_back("");
+    for (const std::string& ns : namespaces) {
+        kube::InformerOptions a;
+        a.ns = ns;
+        a.resync_period = std::chrono::milliseconds(0);
+        autoscaler_informers_.push_back(std::make_unique<kube::Informer>(kube_, kube::resources::phase_autoscalers, a));
+        kube::InformerOptions p;
+        p.ns = ns;
+        p.field_selector = "status.phase=Running";
+        pod_informers_.push_back(std::make_unique<kube::Informer>(kube_, kube::resources::pods, p));
+    }
+    for (auto& i : autoscaler_informers_) i->start();
+    for (auto& i : pod_informers_) i->start();
+}
+
+void Reconciler::stop() {
+    for (auto& i : autoscaler_informers_) i->stop();
+    for (auto& i : pod_informers_) i->stop();
+}
+
+bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (const auto* list : {&autoscaler_informers_, &pod_informers_})
+        for (const auto& i : *list) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (!i->wait_for_sync(std::max(left, std::chrono::milliseconds(0)))) return false;
+        }
+    return true;
+}
+
+void Reconciler::log(const std::string& level, const std::string& message, const json& fields) const {
+    if (hooks_.log) hooks_.log(level, message, fields);
+}
+
+template <class F>
+auto Reconciler::api(const char* verb, F&& f) -> decltype(f()) {
+    const auto start = std::chrono::steady_clock::now();
+    auto done = [&](bool ok) {
+        if (hooks_.api_request)
+            hooks_.api_request(verb, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), ok);
+    };
+    try {
+        if constexpr (std::is_void_v<decltype(f())>) {
+            f();
+            done(true);
+        } else {
+            auto r = f();
+            done(true);
+            return r;
+        }
+    } catch (...) {
+        done(false);
+        throw;
+    }
+}
+
+prom::Client& Reconciler::prom_for(const std::string& url) {
+    auto it = prom_clients_.find(url);
+    if (it != prom_clients_.end()) return *it->second;
+    prom::ClientConfig c = prom_config_;
+    if (!url.empty()) c.url = url;
+    c.timeout = options_.prometheus_timeout;
+    return *prom_clients_.emplace(url, std::make_unique<prom::Client>(c)).first->second;
+}
+
+Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const ModelRef& ref) {
+    ModelEntry e;
+    e.id = ref.id();
+    if (ref.config_map.empty()) {
+        e.model = default_model_;
+        e.error = default_model_error_;
+        return e;
+    }
+    const std::string key = ns + "/" + e.id;
+    try {
+        const json cm = api("get", [&] { return kube_.get(kube::resources::config_maps, ns, ref.config_map); });
+        e.version = str(cm, "metadata", "resourceVersion");
+        auto cached = models_.find(key);
+        if (cached != models_.end() && cached->second.version == e.version) return cached->second;
+        if (!cm.contains("data") || !cm["data"].contains(ref.key) || !cm["data"][ref.key].is_string()) {
+            e.error = "ConfigMap " + ns + "/" + ref.config_map + " has no key \"" + ref.key + "\"";
+        } else {
+            const std::string source = "ConfigMap " + ns + "/" + ref.config_map + " key " + ref.key;
+            auto m = std::make_shared<const model::PhaseModel>(model::parse_model(cm["data"][ref.key].get<std::string>(), source));
+            policy::PhaseRecommender check(*m, policy::PhaseOptions{});  // throws if the phase policy cannot use it
+            e.model = m;
+        }
+    } catch (const std::exception& ex) {
+        e.error = ex.what();
+    }
+    models_[key] = e;
+    return e;
+}
+
+const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
+    static const std::vector<json> none;
+    static const kube::Resource vpa_resource{"autoscaling.k8s.io", "v1", "verticalpodautoscalers",
+                                             "VerticalPodAutoscaler", true};
+    if (!vpa_installed_ || now - vpa_checked_ >= kVpaRefreshSeconds) {
+        vpa_checked_ = now;
+        try {
+            vpa_installed_ = api("get", [&] {
+                                 return kube_.try_get(kube::resources::custom_resource_definitions, "",
+                                                      "verticalpodautoscalers.autoscaling.k8s.io");
+                             }).has_value();
+        } catch (const std::exception& e) {
+            log("warning", "cannot tell whether the VerticalPodAutoscaler CRD is installed", {{"error", e.what()}});
+            vpa_installed_ = false;
+        }
+    }
+    if (!*vpa_installed_) return none;
+    VpaList& list = vpas_[ns];
+    if (list.fetched == 0 || now - list.fetched >= kVpaRefreshSeconds) {
+        list.fetched = now;
+        try {
+            const json l = api("list", [&] { return kube_.list(vpa_resource, ns); });
+            list.items.clear();
+            if (l.contains("items"))
+                for (const json& i : l["items"]) list.items.push_back(i);
+        } catch (const std::exception& e) {
+            log("warning", "cannot list VerticalPodAutoscalers", {{"namespace", ns}, {"error", e.what()}});
+        }
+    }
+    return list.items;
+}
+
+void Reconciler::remember(AutoscalerState& state, json decision) {
+    state.recent.push_back(std::move(decision));
+    while (state.recent.size() > options_.max_recent_decisions) state.recent.erase(state.recent.begin());
+}
+
+void Reconciler::set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
+                               const std::string& message, double now, long long generation) {
+    const std::string s = status ? "True" : "False";
+    for (json& c : state.conditions) {
+        if (c["type"] != type) continue;
+        if (c["status"] != s) c["lastTransitionTime"] = format_time(now);
+        c["status"] = s;
+        c["reason"] = reason;
+        c["message"] = message;
+        c["observedGeneration"] = generation;
+        return;
+    }
+    state.conditions.push_back({{"type", type}, {"status", s}, {"reason", reason}, {"message", message},
+                                {"lastTransitionTime", format_time(now)}, {"observedGeneration", generation}});
+}
+
+TickSummary Reconciler::tick(double now) {
+    std::vector<json> autoscalers, pods;
+    for (const auto& i : autoscaler_informers_)
+        for (const auto& o : i->store().list()) autoscalers.push_back(*o);
+    for (const auto& i : pod_informers_)
+        for (const auto& o : i->store().list()) pods.push_back(*o);
+    return tick(autoscalers, pods, now);
+}
+
+TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const std::vector<json>& pod_objects, double now) {
+    TickSummary summary;
+    for (auto& [k, t] : trackers_) t.seen = false;
+    for (auto& [k, p] : pods_) p.seen = false;
+    for (auto& [k, a] : autoscalers_) a.seen = false;
+
+    // PhaseAutoscalers by namespace, in name order (the first one to select a pod owns it).
+    std::map<std::string, std::vector<const json*>> by_ns;
+    for (const json& a : autoscaler_objects) by_ns[str(a, "metadata", "namespace")].push_back(&a);
+    std::map<std::string, std::vector<const json*>> pods_by_ns;
+    for (const json& p : pod_objects)
+        if (pod_running(p)) pods_by_ns[pod_namespace(p)].push_back(&p);
+
+    const std::chrono::milliseconds window = prom::rate_window(options_.tick, options_.scrape_interval);
+
+    for (auto& [ns, list] : by_ns) {
+        std::sort(list.begin(), list.end(),
+                  [](const json* a, const json* b) { return str(*a, "metadata", "name") < str(*b, "metadata", "name"); });
+
+        struct Work {
+            const json* object;
+            std::string key;
+            long long generation;
+            ParsedSpec parsed;
+            ModelEntry model;
+            std::vector<const json*> pods;
+            std::string metrics_error;
+            std::vector<std::string> vpa_pods;  // selected, but a VerticalPodAutoscaler acts on them
+        };
+        std::vector<Work> work;
+        std::set<std::string> claimed;
+        for (const json* a : list) {
+            Work w{a, ns + "/" + str(*a, "metadata", "name"), generation_of(*a), parse_spec(*a), {}, {}, {}, {}};
+            if (w.parsed.ok()) {
+                w.model = load_model(ns, w.parsed.spec.model);
+                const std::vector<json>& vpa_list = vpas(ns, now);
+                for (const json* p : pods_by_ns[ns]) {
+                    if (!w.parsed.spec.selector.matches(*p)) continue;
+                    if (!claimed.insert(pod_name(*p)).second) continue;
+                    if (std::any_of(vpa_list.begin(), vpa_list.end(), [&](const json& v) { return vpa_controls(v, *p); })) {
+                        w.vpa_pods.push_back(pod_name(*p));
+                        continue;
+                    }
+                    w.pods.push_back(p);
+                }
+            }
+            work.push_back(std::move(w));
+        }
+        summary.autoscalers += work.size();
+
+        // One feature query per feature and namespace (per Prometheus): the features every
+        // model here needs, with the specs' overrides.
+        std::map<std::string, prom::FeatureQueries> queries;  // by Prometheus URL
+        for (Work& w : work) {
+            if (!w.parsed.ok() || !w.model.model || w.pods.empty()) continue;
+            prom::FeatureQueries& q = queries[w.parsed.spec.prometheus_url];
+            try {
+                for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries) q.set_template(feature, tmpl);
+            } catch (const std::exception& e) {
+                w.metrics_error = e.what();
+            }
+            const std::vector<std::string> have = q.features();
+            for (const std::string& f : w.model.model->features)
+                if (std::find(have.begin(), have.end(), f) == have.end())
+                    w.metrics_error = "no Prometheus query for the model's feature \"" + f + "\" (set spec.prometheus.featureQueries)";
+        }
+        std::map<std::string, prom::FeatureSnapshot> snapshots;
+        for (auto& [url, q] : queries) {
+            try {
+                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window);
+                summary.prometheus_queries += snapshots[url].queries;
+            } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
+                prom::FeatureSnapshot s;
+                s.failures.push_back({"*", ns, e.what(), false});
+                snapshots[url] = s;
+            }
+            for (const auto& f : snapshots[url].failures)
+                log("warning", "Prometheus query failed", {{"namespace", ns}, {"feature", f.feature}, {"error", f.message}});
+        }
+
+        // Range queries for restarted trackers, at most once per Prometheus and namespace per tick.
+        std::map<std::string, std::optional<prom::FeatureHistory>> histories;
+        auto history = [&](const std::string& url) -> const prom::FeatureHistory* {
+            auto it = histories.find(url);
+            if (it == histories.end()) {
+                std::optional<prom::FeatureHistory> h;
+                try {
+                    const auto step = std::max(options_.tick, std::chrono::milliseconds(1000));
+                    const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
+                                         std::chrono::duration<double>(now))) - step;
+                    const auto start = end - step * kWarmUpSamples;
+                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step);
+                    summary.prometheus_queries += h->queries;
+                } catch (const std::exception& e) {
+                    log("warning", "history query failed", {{"namespace", ns}, {"error", e.what()}});
+                }
+                it = histories.emplace(url, std::move(h)).first;
+            }
+            return it->second ? &*it->second : nullptr;
+        };
+
+        for (Work& w : work) {
+            AutoscalerState& state = autoscalers_[w.key];
+            state.seen = true;
+            const AutoscalerSpec& spec = w.parsed.spec;
+            std::size_t tracked_pods = 0, missing = 0, observed = 0;
+            std::map<std::string, int> per_phase;
+            std::string blocked_reason, blocked_message;
+
+            if (w.parsed.ok() && w.model.model && w.metrics_error.empty()) {
+                const prom::FeatureSnapshot& snap = snapshots[spec.prometheus_url];
+                std::set<std::string> failed;
+                for (const auto& f : snap.failures) failed.insert(f.feature);
+                auto column = [&](const std::string& feature) -> std::optional<std::size_t> {
+                    if (failed.count(feature) != 0 || failed.count("*") != 0) return std::nullopt;
+                    auto it = std::find(snap.features.begin(), snap.features.end(), feature);
+                    if (it == snap.features.end()) return std::nullopt;
+                    return static_cast<std::size_t>(it - snap.features.begin());
+                };
+                std::vector<std::optional<std::size_t>> columns;
+                for (const std::string& f : w.model.model->features) columns.push_back(column(f));
+                const auto cpu_col = column(std::string(prom::kCpuFeature));
+                const auto mem_col = column(std::string(prom::kMemoryFeature));
+                const std::string config = json({{"spec", w.object->value("spec", json::object())}, {"model", w.model.id},
+                                                 {"version", w.model.version}}).dump();
+
+                for (const json* pod : w.pods) {
+                    const std::string name = pod_name(*pod), uid = pod_uid(*pod), pod_key = ns + "/" + name;
+                    PodState& ps = pods_[pod_key];
+                    if (ps.uid != uid) {
+                        ps = PodState{uid, {}, false, {}};
+                        // A pod an earlier operator already sized: start with a cooldown rather
+                        // than a burst of resizes after a restart.
+                        if (annotation(*pod, kRecommendationAnnotation)) ps.gate.last_resize = now;
+                    }
+                    ps.seen = true;
+                    std::vector<ContainerTarget> targets;
+                    std::optional<int> pod_phase;
+                    double phase_since = 0;
+                    bool any = false;
+                    for (const ContainerResources& c : container_resources(*pod)) {
+                        const ContainerPolicy policy = spec.policy_for(c.name);
+                        if (!policy.enabled) continue;
+                        const std::string key = pod_key + "/" + c.name;
+                        Tracked& t = trackers_[key];
+                        if (t.uid != uid || t.config != config || !t.tracker) {
+                            t = Tracked{};
+                            t.uid = uid;
+                            t.config = config;
+                            try {
+                                t.tracker = std::make_unique<ContainerTracker>(w.model.model, spec);
+                            } catch (const std::exception& e) {
+                                w.model.error = e.what();
+                                break;
+                            }
+                            // Tracked before (by an operator that restarted): rebuild the recent
+                            // history from a range query, so the phase is known at once.
+                            if (label(*pod, kPhaseLabel)) {
+                                const prom::FeatureHistory* h = history(spec.prometheus_url);
+                                if (h != nullptr) warm_up(*t.tracker, *h, prom::ContainerKey{ns, name, c.name}, c, *pod);
+                            }
+                        }
+                        t.seen = true;
+                        any = true;
+                        TrackerInput in;
+                        in.timestamp = now;
+                        in.usage = {kNaN, kNaN};
+                        const auto row = snap.values.find(prom::ContainerKey{ns, name, c.name});
+                        if (row != snap.values.end()) {
+                            bool complete = true;
+                            for (const auto& col : columns) {
+                                if (!col) complete = false;
+                                else in.features.push_back(row->second[*col]);
+                            }
+                            if (!complete) in.features.clear();
+                            if (cpu_col) in.usage.cpu = row->second[*cpu_col];
+                            if (mem_col) in.usage.memory = row->second[*mem_col];
+                        }
+                        in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
+                                        c.requests.memory.value_or(c.limits.memory.value_or(0))};
+                        const ContainerRestarts r = container_restarts(*pod, c.name);
+                        in.restart_count = r.restart_count;
+                        in.last_oom_killed = r.last_oom_killed;
+
+                        const auto started = std::chrono::steady_clock::now();
+                        TrackerStep step;
+                        try {
+                            step = t.tracker->step(in);
+                        } catch (const std::exception& e) {
+                            log("error", "tracker step failed", {{"container", key}, {"error", e.what()}});
+                        }
+                        if (hooks_.inference)
+                            hooks_.inference(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+                        if (step.observed) ++observed;
+                        else ++missing;
+                        if (step.phase_changed) {
+                            if (hooks_.phase_transition) hooks_.phase_transition();
+                            log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});
+                            remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", c.name},
+                                             {"phase", *step.phase}, {"action", "PhaseChange"}, {"reason", phase_name(step.phase)}});
+                        }
+                        if (step.oom_killed)
+                            log("warning", "OOM kill seen: memory bumped", {{"container", key}});
+                        t.phase = step.phase;
+                        if (step.phase) state.phases_seen.insert(*step.phase);
+                        if (step.recommendation) t.target = target_for(c, *step.recommendation, policy, spec.min_change);
+                        else if (t.target) t.target->worth_resizing = false;  // skipped sample: never act on it
+                        if (t.target) {
+                            ContainerTarget target = *t.target;
+                            // Against the pod as it is now (a resize may have landed).
+                            target.current = c;
+                            target.worth_resizing = step.recommendation && t.target->worth_resizing;
+                            targets.push_back(target);
+                        }
+                        if (!pod_phase && t.phase) {
+                            pod_phase = t.phase;
+                            phase_since = t.tracker->phase_since();
+                        }
+                    }
+                    if (!any) continue;
+                    ++tracked_pods;
+                    ++per_phase[phase_name(pod_phase)];
+
+                    PodMarks marks;
+                    marks.phase_label = phase_label(pod_phase);
+                    if (spec.mode != Mode::Off) {
+                        marks.phase_name = phase_name(pod_phase);
+                        if (pod_phase && phase_since > 0) marks.phase_since = format_time(phase_since);
+                        if (!targets.empty()) marks.recommendation = recommendation_json(targets).dump();
+                    }
+
+                    if (spec.mode == Mode::InPlace && !targets.empty()) {
+                        PodDecision d = decide_pod(*pod, targets, spec.cooldown_seconds, ps.gate, now);
+                        auto record = [&](const std::string& action, const std::string& reason) {
+                            for (const ContainerTarget& t : (d.resized.empty() ? targets : d.resized)) {
+                                if (!t.worth_resizing) continue;
+                                remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", t.name},
+                                                 {"phase", pod_phase.value_or(-1)},
+                                                 {"cpu", t.wanted.requests.cpu ? format_cpu(*t.wanted.requests.cpu) : ""},
+                                                 {"memory", t.wanted.requests.memory ? format_memory(*t.wanted.requests.memory) : ""},
+                                                 {"action", action}, {"reason", reason}});
+                            }
+                        };
+                        if (d.action == Action::Resize) {
+                            try {
+                                api("resize", [&] { return kube_.resize(ns, name, resize_body(d.resized)); });
+                                ps.gate.last_resize = now;
+                                ps.gate.backoff_level = 0;
+                                ps.blocked.clear();
+                                ++summary.resizes;
+                                if (hooks_.resize) hooks_.resize("ok");
+                                record("Resize", "Resized");
+                                const std::string container = d.resized.front().name;
+                                state.last_resize = {{"time", format_time(now)}, {"pod", name}, {"container", container}, {"result", "Resized"}};
+                                log("info", "resized", {{"pod", pod_key}, {"message", d.message}});
+                                try {
+                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Normal, "Resized", d.message); });
+                                } catch (const std::exception& e) {
+                                    log("warning", "event not recorded", {{"pod", pod_key}, {"error", e.what()}});
+                                }
+                            } catch (const std::exception& e) {
+                                ++summary.resize_errors;
+                                if (hooks_.resize) hooks_.resize("error");
+                                ps.gate.backoff_until = now + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, ps.gate.backoff_level));
+                                ps.gate.backoff_level = std::min(ps.gate.backoff_level + 1, 30);
+                                blocked_reason = "ResizeFailed";
+                                blocked_message = pod_key + ": " + e.what();
+                                record("Blocked", "ResizeFailed");
+                                state.last_resize = {{"time", format_time(now)}, {"pod", name}, {"container", d.resized.front().name}, {"result", "Failed"}};
+                                log("error", "resize failed", {{"pod", pod_key}, {"error", e.what()}});
+                                try {
+                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Warning, "ResizeFailed", e.what()); });
+                                } catch (const std::exception&) {
+                                }
+                            }
+                        } else if (d.action == Action::Blocked) {
+                            ++summary.blocked;
+                            blocked_reason = d.reason;
+                            blocked_message = pod_key + ": " + d.message;
+                            // Once per reason, not every tick while it lasts.
+                            if (ps.blocked != d.reason) {
+                                ps.blocked = d.reason;
+                                if (hooks_.resize) hooks_.resize("blocked");
+                                record("Blocked", d.reason);
+                                log("warning", "resize blocked", {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
+                                try {
+                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Warning, "ResizeBlocked", d.reason + ": " + d.message); });
+                                } catch (const std::exception& e) {
+                                    log("warning", "event not recorded", {{"pod", pod_key}, {"error", e.what()}});
+                                }
+                            }
+                        }
+                    }
+
+                    const json patch = marks_patch(*pod, marks);
+                    if (!patch.is_null()) {
+                        try {
+                            api("patch", [&] { return kube_.patch(kube::resources::pods, ns, name, patch, kube::PatchType::Merge); });
+                            ++summary.pod_patches;
+                        } catch (const std::exception& e) {
+                            log("warning", "pod patch failed", {{"pod", pod_key}, {"error", e.what()}});
+                        }
+                    }
+                }
+            }
+            summary.pods_tracked += tracked_pods;
+
+            // Conditions and status.
+            const long long gen = w.generation;
+            if (!w.parsed.ok()) {
+                set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
+                set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
+            } else if (!w.model.model || !w.model.error.empty()) {
+                set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
+                set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
+            } else {
+                set_condition(state, "ModelLoaded", true, "Loaded", "model " + w.model.id, now, gen);
+                set_condition(state, "Ready", true, "Reconciling", std::to_string(tracked_pods) + " pods tracked", now, gen);
+            }
+            if (w.parsed.ok() && w.model.model) {
+                std::string failure;
+                if (!w.metrics_error.empty()) failure = w.metrics_error;
+                else if (snapshots.count(spec.prometheus_url) != 0)
+                    for (const auto& f : snapshots[spec.prometheus_url].failures) failure = f.feature + ": " + f.message;
+                if (!failure.empty()) set_condition(state, "MetricsAvailable", false, "QueryFailed", failure, now, gen);
+                else if (missing > 0)
+                    set_condition(state, "MetricsAvailable", false, "NoMetrics",
+                                  std::to_string(missing) + " of " + std::to_string(missing + observed) +
+                                      " containers have no complete metrics (their samples are skipped)", now, gen);
+                else set_condition(state, "MetricsAvailable", true, "MetricsFound",
+                                   std::to_string(observed) + " containers", now, gen);
+            }
+            if (blocked_reason.empty() && !w.vpa_pods.empty()) {
+                blocked_reason = "VPAControlled";
+                blocked_message = std::to_string(w.vpa_pods.size()) +
+                                  " selected pods left alone: a VerticalPodAutoscaler also acts on them:";
+                for (const std::string& p : w.vpa_pods) blocked_message += " " + p;
+            }
+            if (!blocked_reason.empty()) set_condition(state, "ResizeBlocked", true, blocked_reason, blocked_message, now, gen);
+            else set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
+
+            json status = {{"observedGeneration", gen},
+                           {"model", w.parsed.ok() ? w.model.id : ""},
+                           {"podsTracked", tracked_pods},
+                           {"phasesSeen", state.phases_seen.size()},
+                           {"podsPerPhase", json(per_phase)},
+                           {"recentDecisions", state.recent},
+                           {"conditions", state.conditions}};
+            if (!state.last_resize.is_null()) status["lastResize"] = state.last_resize;
+            const json current = w.object->value("status", json::object());
+            if (current != status) {
+                // A merge patch merges maps: phases no pod is in any more are removed explicitly.
+                if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
+                    for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
+                        if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
+                try {
+                    const std::string name = str(*w.object, "metadata", "name");
+                    api("status", [&] {
+                        return kube_.patch(kube::resources::phase_autoscalers, ns, name, {{"status", status}},
+                                           kube::PatchType::Merge, kube::PatchOptions{"", false, "status", false});
+                    });
+                    ++summary.status_updates;
+                } catch (const std::exception& e) {
+                    log("warning", "status update failed", {{"autoscaler", w.key}, {"error", e.what()}});
+                }
+            }
+        }
+    }
+
+    // Forget what is gone.
+    std::erase_if(trackers_, [](const auto& e) { return !e.second.seen; });
+    std::erase_if(pods_, [](const auto& e) { return !e.second.seen; });
+    std::erase_if(autoscalers_, [](const auto& e) { return !e.second.seen; });
+    if (hooks_.pods_tracked) hooks_.pods_tracked(summary.pods_tracked);
+    return summary;
+}
+
+}  // namespace phasescale::control

@@ -1,0 +1,334 @@
+#include "phasescale/control/spec.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "phasescale/control/quantity.hpp"
+
+namespace phasescale::control {
+
+const char* to_string(Mode mode) {
+    switch (mode) {
+        case Mode::Off: return "Off";
+        case Mode::Recommend: return "Recommend";
+        case Mode::InPlace: return "InPlace";
+    }
+    return "?";
+}
+
+bool LabelSelector::matches(const std::map<std::string, std::string>& labels) const {
+    for (const auto& [k, v] : match_labels) {
+        auto it = labels.find(k);
+        if (it == labels.end() || it->second != v) return false;
+    }
+    for (const SelectorRequirement& r : match_expressions) {
+        auto it = labels.find(r.key);
+        const bool has = it != labels.end();
+        const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+        if (r.op == "In" && !in) return false;
+        if (r.op == "NotIn" && in) return false;
+        if (r.op == "Exists" && !has) return false;
+        if (r.op == "DoesNotExist" && has) return false;
+    }
+    return true;
+}
+
+bool LabelSelector::matches(const json& pod) const {
+    std::map<std::string, std::string> labels;
+    const json* l = nullptr;
+    if (pod.contains("metadata") && pod["metadata"].contains("labels")) l = &pod["metadata"]["labels"];
+    if (l != nullptr && l->is_object()) {
+        for (auto it = l->begin(); it != l->end(); ++it)
+            if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
+    }
+    return matches(labels);
+}
+
+std::string ModelRef::id() const { return config_map.empty() ? name : "configmap/" + config_map + "/" + key; }
+
+ContainerPolicy AutoscalerSpec::policy_for(const std::string& container) const {
+    const ContainerPolicy* star = nullptr;
+    for (const ContainerPolicy& p : container_policies) {
+        if (p.container_name == container) return p;
+        if (p.container_name == "*") star = &p;
+    }
+    if (star != nullptr) {
+        ContainerPolicy p = *star;
+        p.container_name = container;
+        return p;
+    }
+    ContainerPolicy p;
+    p.container_name = container;
+    return p;
+}
+
+std::string ParsedSpec::message() const {
+    std::string m;
+    for (const std::string& e : errors) m += (m.empty() ? "" : "; ") + e;
+    return m;
+}
+
+namespace {
+
+struct Reader {
+    std::vector<std::string>& errors;
+
+    void error(const std::string& field, const std::string& what) { errors.push_back("spec." + field + ": " + what); }
+
+    const json* object(const json& parent, const char* key, const std::string& field) {
+        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return nullptr;
+        if (!parent[key].is_object()) {
+            error(field, "expected an object");
+            return nullptr;
+        }
+        return &parent[key];
+    }
+    std::optional<std::string> string(const json& parent, const char* key, const std::string& field) {
+        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
+        if (!parent[key].is_string()) {
+            error(field, "expected a string");
+            return std::nullopt;
+        }
+        return parent[key].get<std::string>();
+    }
+    std::optional<double> number(const json& parent, const char* key, const std::string& field, double lo, double hi) {
+        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
+        if (!parent[key].is_number()) {
+            error(field, "expected a number");
+            return std::nullopt;
+        }
+        const double v = parent[key].get<double>();
+        if (!(v >= lo && v <= hi)) {
+            error(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + parent[key].dump());
+            return std::nullopt;
+        }
+        return v;
+    }
+    std::optional<bool> boolean(const json& parent, const char* key, const std::string& field) {
+        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
+        if (!parent[key].is_boolean()) {
+            error(field, "expected true or false");
+            return std::nullopt;
+        }
+        return parent[key].get<bool>();
+    }
+};
+
+void read_selector(Reader& r, const json& spec, LabelSelector& out) {
+    if (!spec.contains("selector")) {
+        r.error("selector", "is required");
+        return;
+    }
+    const json* sel = r.object(spec, "selector", "selector");
+    if (sel == nullptr) return;
+    if (const json* ml = r.object(*sel, "matchLabels", "selector.matchLabels")) {
+        for (auto it = ml->begin(); it != ml->end(); ++it) {
+            if (!it.value().is_string()) {
+                r.error("selector.matchLabels." + it.key(), "expected a string");
+                continue;
+            }
+            out.match_labels[it.key()] = it.value().get<std::string>();
+        }
+    }
+    if (sel->contains("matchExpressions") && !(*sel)["matchExpressions"].is_null()) {
+        const json& me = (*sel)["matchExpressions"];
+        if (!me.is_array()) {
+            r.error("selector.matchExpressions", "expected a list");
+            return;
+        }
+        for (std::size_t i = 0; i < me.size(); ++i) {
+            const std::string field = "selector.matchExpressions[" + std::to_string(i) + "]";
+            SelectorRequirement req;
+            auto key = r.string(me[i], "key", field + ".key");
+            auto op = r.string(me[i], "operator", field + ".operator");
+            if (!key || key->empty()) {
+                r.error(field + ".key", "is required");
+                continue;
+            }
+            if (!op || (*op != "In" && *op != "NotIn" && *op != "Exists" && *op != "DoesNotExist")) {
+                r.error(field + ".operator", "must be In, NotIn, Exists or DoesNotExist");
+                continue;
+            }
+            req.key = *key;
+            req.op = *op;
+            if (me[i].contains("values") && me[i]["values"].is_array()) {
+                for (const json& v : me[i]["values"])
+                    if (v.is_string()) req.values.push_back(v.get<std::string>());
+            }
+            if ((req.op == "In" || req.op == "NotIn") && req.values.empty()) {
+                r.error(field + ".values", "must not be empty for " + req.op);
+                continue;
+            }
+            if ((req.op == "Exists" || req.op == "DoesNotExist") && !req.values.empty()) {
+                r.error(field + ".values", "must be empty for " + req.op);
+                continue;
+            }
+            out.match_expressions.push_back(std::move(req));
+        }
+    }
+}
+
+void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field, ResourceBounds& out) {
+    const json* b = r.object(parent, key, field);
+    if (b == nullptr) return;
+    for (const char* res : {"cpu", "memory"}) {
+        if (!b->contains(res)) continue;
+        const auto q = quantity_of((*b)[res]);
+        if (!q || *q < 0) {
+            r.error(field + "." + res, "not a quantity: " + (*b)[res].dump());
+            continue;
+        }
+        (std::string(res) == "cpu" ? out.cpu : out.memory) = *q;
+    }
+}
+
+void read_policies(Reader& r, const json& spec, std::vector<ContainerPolicy>& out) {
+    if (!spec.contains("containerPolicies") || spec["containerPolicies"].is_null()) return;
+    const json& list = spec["containerPolicies"];
+    if (!list.is_array()) {
+        r.error("containerPolicies", "expected a list");
+        return;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string field = "containerPolicies[" + std::to_string(i) + "]";
+        ContainerPolicy p;
+        auto name = r.string(list[i], "containerName", field + ".containerName");
+        if (!name || name->empty()) {
+            r.error(field + ".containerName", "is required");
+            continue;
+        }
+        if (!names.insert(*name).second) r.error(field + ".containerName", "\"" + *name + "\" appears twice");
+        p.container_name = *name;
+        if (auto mode = r.string(list[i], "mode", field + ".mode")) {
+            if (*mode == "Off") p.enabled = false;
+            else if (*mode != "Auto") r.error(field + ".mode", "must be Auto or Off, got \"" + *mode + "\"");
+        }
+        read_bounds(r, list[i], "minAllowed", field + ".minAllowed", p.min_allowed);
+        read_bounds(r, list[i], "maxAllowed", field + ".maxAllowed", p.max_allowed);
+        if (p.min_allowed.cpu && p.max_allowed.cpu && *p.min_allowed.cpu > *p.max_allowed.cpu)
+            r.error(field, "minAllowed.cpu exceeds maxAllowed.cpu");
+        if (p.min_allowed.memory && p.max_allowed.memory && *p.min_allowed.memory > *p.max_allowed.memory)
+            r.error(field, "minAllowed.memory exceeds maxAllowed.memory");
+        if (list[i].contains("controlledResources") && list[i]["controlledResources"].is_array()) {
+            p.control_cpu = p.control_memory = false;
+            for (const json& res : list[i]["controlledResources"]) {
+                if (res == "cpu") p.control_cpu = true;
+                else if (res == "memory") p.control_memory = true;
+                else r.error(field + ".controlledResources", "unknown resource " + res.dump());
+            }
+        }
+        if (auto cv = r.string(list[i], "controlledValues", field + ".controlledValues")) {
+            if (*cv == "RequestsOnly") p.requests_and_limits = false;
+            else if (*cv != "RequestsAndLimits")
+                r.error(field + ".controlledValues", "must be RequestsOnly or RequestsAndLimits, got \"" + *cv + "\"");
+        }
+        out.push_back(std::move(p));
+    }
+}
+
+void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizing& out) {
+    const std::string field = std::string("resources.") + res;
+    const json* s = r.object(resources, res, field);
+    if (s == nullptr) return;
+    if (auto q = r.number(*s, "quantile", field + ".quantile", 0, 1)) {
+        if (*q != 0.5 && *q != 0.9 && *q != 0.95 && *q != 0.99 && *q != 1.0)
+            r.error(field + ".quantile", "must be 0.5, 0.9, 0.95, 0.99 or 1, got " + json(*q).dump());
+        else out.quantile = *q;
+    }
+    if (auto m = r.number(*s, "safetyMargin", field + ".safetyMargin", 0, 10)) out.safety_margin = *m;
+}
+
+// The CRD documents {namespace} and {window}; the Prometheus client's templates use ${...}.
+std::string dollar_placeholders(std::string t) {
+    for (const std::string name : {"namespace", "window"}) {
+        const std::string bare = "{" + name + "}";
+        std::size_t pos = 0;
+        while ((pos = t.find(bare, pos)) != std::string::npos) {
+            if (pos == 0 || t[pos - 1] != '$') {
+                t.insert(pos, "$");
+                ++pos;
+            }
+            pos += bare.size();
+        }
+    }
+    return t;
+}
+
+}  // namespace
+
+ParsedSpec parse_spec(const json& object) {
+    ParsedSpec out;
+    Reader r{out.errors};
+    const json* spec_ptr = &object;
+    if (object.is_object() && object.contains("spec")) spec_ptr = &object["spec"];
+    const json& spec = *spec_ptr;
+    if (!spec.is_object()) {
+        r.error("", "expected an object");
+        return out;
+    }
+    AutoscalerSpec& s = out.spec;
+    read_selector(r, spec, s.selector);
+    if (auto mode = r.string(spec, "mode", "mode")) {
+        if (*mode == "Off") s.mode = Mode::Off;
+        else if (*mode == "Recommend") s.mode = Mode::Recommend;
+        else if (*mode == "InPlace") s.mode = Mode::InPlace;
+        else r.error("mode", "must be Off, Recommend or InPlace, got \"" + *mode + "\"");
+    }
+    if (const json* m = r.object(spec, "model", "model")) {
+        auto name = r.string(*m, "name", "model.name");
+        const json* cm = r.object(*m, "configMap", "model.configMap");
+        if (name && cm != nullptr) r.error("model", "give exactly one of model.name and model.configMap");
+        if (cm != nullptr) {
+            auto cm_name = r.string(*cm, "name", "model.configMap.name");
+            auto cm_key = r.string(*cm, "key", "model.configMap.key");
+            if (!cm_name || cm_name->empty()) r.error("model.configMap.name", "is required");
+            if (!cm_key || cm_key->empty()) r.error("model.configMap.key", "is required");
+            s.model.config_map = cm_name.value_or("");
+            s.model.key = cm_key.value_or("");
+            s.model.name.clear();
+        } else if (name) {
+            if (*name != "default") r.error("model.name", "unknown built-in model \"" + *name + "\" (known: default)");
+            s.model.name = *name;
+        }
+    }
+    read_policies(r, spec, s.container_policies);
+    if (const json* res = r.object(spec, "resources", "resources")) {
+        read_sizing(r, *res, "cpu", s.cpu);
+        read_sizing(r, *res, "memory", s.memory);
+    }
+    if (auto d = r.number(spec, "debounceSamples", "debounceSamples", 1, 100)) {
+        if (*d != static_cast<int>(*d)) r.error("debounceSamples", "must be a whole number");
+        else s.debounce_samples = static_cast<int>(*d);
+    }
+    if (auto m = r.number(spec, "minChange", "minChange", 0, 1)) s.min_change = *m;
+    if (auto c = r.number(spec, "cooldownSeconds", "cooldownSeconds", 0, 1e9)) {
+        if (*c != static_cast<int>(*c)) r.error("cooldownSeconds", "must be a whole number");
+        else s.cooldown_seconds = static_cast<int>(*c);
+    }
+    if (auto p = r.boolean(spec, "proactive", "proactive")) s.proactive = *p;
+    if (const json* p = r.object(spec, "prometheus", "prometheus")) {
+        if (auto url = r.string(*p, "url", "prometheus.url")) {
+            if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
+                r.error("prometheus.url", "must start with http:// or https://");
+            else s.prometheus_url = *url;
+        }
+        if (const json* fq = r.object(*p, "featureQueries", "prometheus.featureQueries")) {
+            for (auto it = fq->begin(); it != fq->end(); ++it) {
+                if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+                    r.error("prometheus.featureQueries." + it.key(), "expected a PromQL template");
+                    continue;
+                }
+                const std::string t = dollar_placeholders(it.value().get<std::string>());
+                if (t.find("${namespace}") == std::string::npos) {
+                    r.error("prometheus.featureQueries." + it.key(), "must use {namespace}");
+                    continue;
+                }
+                s.feature_queries[it.key()] = t;
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace phasescale::control

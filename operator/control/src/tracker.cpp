@@ -1,0 +1,57 @@
+#include "phasescale/control/tracker.hpp"
+
+#include <cmath>
+
+namespace phasescale::control {
+
+policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
+    policy::PhaseOptions o;
+    o.cpu_quantile = spec.cpu.quantile;
+    o.memory_quantile = spec.memory.quantile;
+    o.margins = {spec.cpu.safety_margin, spec.memory.safety_margin};
+    o.debounce = spec.debounce_samples;
+    o.proactive = spec.proactive;
+    return o;
+}
+
+std::string phase_name(std::optional<int> phase) { return phase ? "phase-" + std::to_string(*phase) : "unknown"; }
+
+ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec)
+    : model_(std::move(model)), recommender_(*model_, phase_options(spec)) {}
+
+TrackerStep ContainerTracker::step(const TrackerInput& in) {
+    TrackerStep out;
+    bool complete = in.features.size() == model_->features.size() && std::isfinite(in.usage.cpu) &&
+                    std::isfinite(in.usage.memory);
+    for (double f : in.features) complete = complete && std::isfinite(f);
+    if (!complete) {
+        // Missing or stale metrics: no observation and no decision, so nothing shrinks.
+        ++skipped_;
+        out.phase = recommender_.phase();
+        return out;
+    }
+    policy::Sample s;
+    s.timestamp = in.timestamp;
+    s.usage = in.usage;
+    s.allocated = in.allocated;
+    s.features = in.features.data();
+    // An OOM kill counts once: when the restart count grows and the last termination says so.
+    // What happened before the container was first seen is not ours to react to.
+    if (last_restart_count_ && in.restart_count > *last_restart_count_ && in.last_oom_killed) s.oom_killed = true;
+    last_restart_count_ = in.restart_count;
+
+    const std::optional<int> before = recommender_.phase();
+    recommender_.observe(s);
+    ++samples_;
+    out.observed = true;
+    out.oom_killed = s.oom_killed;
+    out.phase = recommender_.phase();
+    if (out.phase && out.phase != before) {
+        out.phase_changed = true;
+        phase_since_ = in.timestamp;
+    }
+    out.recommendation = recommender_.recommend(nullptr);
+    return out;
+}
+
+}  // namespace phasescale::control

@@ -1,0 +1,476 @@
+// The control loop's rules on hand-made pods and the hand-made two-phase model of
+// tests/unit/fixtures.hpp: spec parsing, trackers, targets, pod decisions, patches.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include <phasescale/control/decision.hpp>
+#include <phasescale/control/pod.hpp>
+#include <phasescale/control/quantity.hpp>
+#include <phasescale/control/spec.hpp>
+#include <phasescale/control/tracker.hpp>
+
+#include "fixtures.hpp"
+
+using namespace phasescale;
+using namespace phasescale::control;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr double MiB = 1024.0 * 1024;
+constexpr double GiB = 1024 * MiB;
+
+json container(const std::string& name, const std::string& cpu, const std::string& memory) {
+    return {{"name", name},
+            {"image", "trainer"},
+            {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}, {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
+}
+
+json make_pod(const std::string& name, json containers = json::array({container("main", "1", "2Gi")})) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", {{"app", "train"}}}}},
+            {"spec", {{"containers", containers}}},
+            {"status", {{"phase", "Running"}}}};
+}
+
+json pas(json spec) {
+    return {{"apiVersion", "phasescale.io/v1alpha1"},
+            {"kind", "PhaseAutoscaler"},
+            {"metadata", {{"name", "p"}, {"namespace", "ml"}, {"generation", 1}}},
+            {"spec", spec}};
+}
+
+std::shared_ptr<const model::PhaseModel> model_ptr() {
+    return std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model());
+}
+
+TrackerInput input(double t, double cpu, double memory, double allocated_cpu = 1, double allocated_memory = 2 * GiB) {
+    TrackerInput in;
+    in.timestamp = t;
+    in.features = {cpu, memory};
+    in.usage = {cpu, memory};
+    in.allocated = {allocated_cpu, allocated_memory};
+    return in;
+}
+
+policy::Allocation alloc(double cpu, double memory) {
+    policy::Allocation a;
+    a.request = a.limit = {cpu, memory};
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("quantities parse and format as Kubernetes writes them", "[unit]") {
+    CHECK(parse_quantity("1500m").value() == Approx(1.5));
+    CHECK(parse_quantity("2").value() == 2);
+    CHECK(parse_quantity("0.5").value() == 0.5);
+    CHECK(parse_quantity("1Gi").value() == GiB);
+    CHECK(parse_quantity("512Mi").value() == 512 * MiB);
+    CHECK(parse_quantity("1M").value() == 1e6);
+    CHECK(parse_quantity("1e3").value() == 1000);
+    CHECK(quantity_of(json(3)).value() == 3);
+    CHECK_FALSE(parse_quantity("abc"));
+    CHECK_FALSE(parse_quantity("1Xi"));
+    CHECK_FALSE(parse_quantity(""));
+    CHECK(format_cpu(1.5) == "1500m");
+    CHECK(format_cpu(0.00001) == "1m");
+    CHECK(format_cpu(0.1234) == "124m");  // rounded up
+    CHECK(format_memory(GiB) == "1024Mi");
+    CHECK(format_memory(GiB + 1) == "1025Mi");
+}
+
+TEST_CASE("spec: the CRD's defaults fill what is not given", "[unit]") {
+    const ParsedSpec p = parse_spec(pas({{"selector", json::object()}}));
+    REQUIRE(p.ok());
+    CHECK(p.spec.mode == Mode::Recommend);
+    CHECK(p.spec.model.id() == "default");
+    CHECK(p.spec.cpu.quantile == 0.95);
+    CHECK(p.spec.memory.quantile == 0.99);
+    CHECK(p.spec.cpu.safety_margin == 0.1);
+    CHECK(p.spec.debounce_samples == 2);
+    CHECK(p.spec.min_change == 0.05);
+    CHECK(p.spec.cooldown_seconds == 60);
+    CHECK_FALSE(p.spec.proactive);
+    const ContainerPolicy c = p.spec.policy_for("main");
+    CHECK(c.enabled);
+    CHECK(c.control_cpu);
+    CHECK(c.control_memory);
+    CHECK(c.requests_and_limits);
+}
+
+TEST_CASE("spec: every field is read", "[unit]") {
+    const ParsedSpec p = parse_spec(pas({
+        {"selector", {{"matchLabels", {{"app", "train"}}}}},
+        {"mode", "InPlace"},
+        {"model", {{"configMap", {{"name", "models"}, {"key", "m.json"}}}}},
+        {"containerPolicies",
+         {{{"containerName", "*"}, {"minAllowed", {{"cpu", "250m"}}}, {"maxAllowed", {{"memory", "8Gi"}}}},
+          {{"containerName", "sidecar"}, {"mode", "Off"}},
+          {{"containerName", "main"}, {"controlledResources", {"memory"}}, {"controlledValues", "RequestsOnly"}}}},
+        {"resources", {{"cpu", {{"quantile", 0.9}, {"safetyMargin", 0.2}}}, {"memory", {{"quantile", 1}}}}},
+        {"debounceSamples", 3},
+        {"minChange", 0.1},
+        {"cooldownSeconds", 30},
+        {"proactive", true},
+        {"prometheus", {{"url", "http://prom:9090"}, {"featureQueries", {{"cpu.usage.cores", "sum(x{namespace=\"{namespace}\"}[{window}])"}}}}},
+    }));
+    REQUIRE(p.ok());
+    const AutoscalerSpec& s = p.spec;
+    CHECK(s.mode == Mode::InPlace);
+    CHECK(s.model.id() == "configmap/models/m.json");
+    CHECK(s.cpu.quantile == 0.9);
+    CHECK(s.cpu.safety_margin == 0.2);
+    CHECK(s.memory.quantile == 1);
+    CHECK(s.debounce_samples == 3);
+    CHECK(s.min_change == 0.1);
+    CHECK(s.cooldown_seconds == 30);
+    CHECK(s.proactive);
+    CHECK(s.prometheus_url == "http://prom:9090");
+    CHECK(s.feature_queries.at("cpu.usage.cores") == "sum(x{namespace=\"${namespace}\"}[${window}])");
+    const ContainerPolicy other = s.policy_for("worker");
+    CHECK(other.min_allowed.cpu.value() == Approx(0.25));
+    CHECK(other.max_allowed.memory.value() == 8 * GiB);
+    CHECK_FALSE(s.policy_for("sidecar").enabled);
+    const ContainerPolicy main = s.policy_for("main");
+    CHECK_FALSE(main.control_cpu);
+    CHECK(main.control_memory);
+    CHECK_FALSE(main.requests_and_limits);
+    const policy::PhaseOptions o = phase_options(s);
+    CHECK(o.cpu_quantile == 0.9);
+    CHECK(o.margins.cpu == 0.2);
+    CHECK(o.debounce == 3);
+    CHECK(o.proactive);
+}
+
+TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", "[unit]") {
+    const ParsedSpec p = parse_spec(pas({
+        {"mode", "Sometimes"},
+        {"model", {{"name", "gpt"}}},
+        {"containerPolicies", {{{"containerName", "a"}, {"minAllowed", {{"cpu", "lots"}}}},
+                               {{"containerName", "b"}, {"minAllowed", {{"cpu", "2"}}}, {"maxAllowed", {{"cpu", "1"}}}}}},
+        {"resources", {{"cpu", {{"quantile", 0.7}}}}},
+        {"debounceSamples", 0},
+        {"minChange", "big"},
+    }));
+    CHECK_FALSE(p.ok());
+    const std::string m = p.message();
+    CHECK_THAT(m, Contains("spec.selector: is required"));
+    CHECK_THAT(m, Contains("spec.mode"));
+    CHECK_THAT(m, Contains("unknown built-in model \"gpt\""));
+    CHECK_THAT(m, Contains("spec.containerPolicies[0].minAllowed.cpu: not a quantity"));
+    CHECK_THAT(m, Contains("minAllowed.cpu exceeds maxAllowed.cpu"));
+    CHECK_THAT(m, Contains("spec.resources.cpu.quantile"));
+    CHECK_THAT(m, Contains("spec.debounceSamples"));
+    CHECK_THAT(m, Contains("spec.minChange: expected a number"));
+    CHECK_FALSE(parse_spec(json("not an object")).ok());
+    CHECK_FALSE(parse_spec(pas({{"selector", {{"matchExpressions", {{{"key", "a"}, {"operator", "In"}}}}}}})).ok());
+}
+
+TEST_CASE("label selectors: matchLabels and every matchExpressions operator", "[unit]") {
+    const ParsedSpec p = parse_spec(pas({{"selector",
+                                          {{"matchLabels", {{"app", "train"}}},
+                                           {"matchExpressions",
+                                            {{{"key", "tier"}, {"operator", "In"}, {"values", {"gpu", "cpu"}}},
+                                             {{"key", "team"}, {"operator", "NotIn"}, {"values", {"x"}}},
+                                             {{"key", "owner"}, {"operator", "Exists"}},
+                                             {{"key", "skip"}, {"operator", "DoesNotExist"}}}}}}}));
+    REQUIRE(p.ok());
+    const LabelSelector& s = p.spec.selector;
+    std::map<std::string, std::string> labels{{"app", "train"}, {"tier", "gpu"}, {"owner", "me"}};
+    CHECK(s.matches(labels));
+    labels["team"] = "x";
+    CHECK_FALSE(s.matches(labels));
+    labels.erase("team");
+    labels["skip"] = "1";
+    CHECK_FALSE(s.matches(labels));
+    labels.erase("skip");
+    labels["tier"] = "tpu";
+    CHECK_FALSE(s.matches(labels));
+    labels["tier"] = "cpu";
+    labels.erase("owner");
+    CHECK_FALSE(s.matches(labels));
+    CHECK(LabelSelector{}.matches(make_pod("x")));
+    CHECK_FALSE(s.matches(make_pod("x")));
+}
+
+TEST_CASE("pods: resources, QoS class, resize policy and conditions, OOM kills", "[unit]") {
+    json pod = make_pod("a", {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
+    auto main = container_resources(pod, "main");
+    REQUIRE(main);
+    CHECK(main->requests.cpu.value() == Approx(1.5));
+    CHECK(main->limits.memory.value() == GiB);
+    CHECK(qos_class(container_resources(pod)) == "Guaranteed");
+    pod["spec"]["containers"][1]["resources"]["limits"].erase("cpu");
+    CHECK(qos_class(container_resources(pod)) == "Burstable");
+    CHECK(qos_class({ContainerResources{"x", {}, {}}}) == "BestEffort");
+    CHECK(pod_running(pod));
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+    CHECK_FALSE(pod_running(pod));
+
+    CHECK(resize_policy(pod, "main", "memory") == "NotRequired");
+    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    CHECK(resize_policy(pod, "main", "memory") == "RestartContainer");
+    CHECK(resize_policy(pod, "main", "cpu") == "NotRequired");
+
+    CHECK_FALSE(resize_condition(pod));
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}},
+                                   {{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"}, {"message", "no room"}}};
+    auto cond = resize_condition(pod);
+    REQUIRE(cond);
+    CHECK(cond->reason == "Infeasible");
+
+    pod["status"]["containerStatuses"] = {{{"name", "main"}, {"restartCount", 2}, {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
+    CHECK(container_restarts(pod, "main").restart_count == 2);
+    CHECK(container_restarts(pod, "main").last_oom_killed);
+    CHECK_FALSE(container_restarts(pod, "side").last_oom_killed);
+}
+
+TEST_CASE("tracker: phases and recommendations from the model, debounced", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
+    ContainerTracker t(model_ptr(), spec);
+    std::optional<policy::Allocation> rec;
+    for (int i = 0; i < 6; ++i) {
+        TrackerStep s = t.step(input(100 + i, 0.3, 0.5 * GiB));
+        CHECK(s.observed);
+        rec = s.recommendation;
+    }
+    REQUIRE(t.phase());
+    CHECK(*t.phase() == 0);
+    CHECK(phase_name(t.phase()) == "phase-0");
+    REQUIRE(rec);
+    CHECK(rec->request.cpu < 1.0);            // phase 0 is small
+    CHECK(rec->request.cpu >= 0.3 * 1.2 - 1e-9);  // never below usage plus headroom
+    const double since = t.phase_since();
+    CHECK(since > 0);
+    // Phase 1 once seen debounceSamples (2) times in a row.
+    TrackerStep a = t.step(input(200, 2.2, 3 * GiB));
+    CHECK(a.phase == 0);
+    TrackerStep b = t.step(input(201, 2.2, 3 * GiB));
+    CHECK(b.phase == 1);
+    CHECK(b.phase_changed);
+    CHECK(t.phase_since() == 201);
+    REQUIRE(b.recommendation);
+    CHECK(b.recommendation->request.cpu > 2.0);
+}
+
+TEST_CASE("tracker: missing or stale metrics are skipped: no observation, no decision", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
+    ContainerTracker t(model_ptr(), spec);
+    for (int i = 0; i < 4; ++i) t.step(input(100 + i, 0.3, 0.5 * GiB));
+    const std::size_t samples = t.samples();
+    TrackerInput missing = input(110, 0.3, 0.5 * GiB);
+    missing.features.clear();
+    TrackerStep s = t.step(missing);
+    CHECK_FALSE(s.observed);
+    CHECK_FALSE(s.recommendation);
+    TrackerInput nan = input(111, 0.3, 0.5 * GiB);
+    nan.features[1] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(t.step(nan).recommendation);
+    TrackerInput no_usage = input(112, 0.3, 0.5 * GiB);
+    no_usage.usage.cpu = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(t.step(no_usage).recommendation);
+    CHECK(t.samples() == samples);
+    CHECK(t.skipped() == 3);
+    CHECK(t.phase() == 0);  // the phase stays
+}
+
+TEST_CASE("tracker: an OOM kill with a new restart count bumps memory once", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
+    ContainerTracker t(model_ptr(), spec);
+    TrackerInput in = input(100, 0.3, 0.5 * GiB, 1, 2 * GiB);
+    in.restart_count = 1;
+    in.last_oom_killed = true;  // from before we saw it: not ours
+    CHECK_FALSE(t.step(in).oom_killed);
+    for (int i = 1; i < 5; ++i) {
+        in.timestamp = 100 + i;
+        CHECK_FALSE(t.step(in).oom_killed);  // same restart count
+    }
+    in.timestamp = 110;
+    in.restart_count = 2;
+    TrackerStep s = t.step(in);
+    CHECK(s.oom_killed);
+    REQUIRE(s.recommendation);
+    CHECK(s.recommendation->request.memory >= 2 * GiB * 1.2);
+}
+
+TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
+    ContainerResources cur{"main", {1.0, 2 * GiB}, {1.0, 2 * GiB}};
+    ContainerPolicy p;
+    p.min_allowed.cpu = 0.5;
+    p.max_allowed.memory = 3 * GiB;
+    ContainerTarget t = target_for(cur, alloc(0.1234, 10 * GiB), p, 0.05);
+    CHECK(t.wanted.requests.cpu.value() == Approx(0.5));
+    CHECK(t.wanted.limits.cpu.value() == Approx(0.5));
+    CHECK(t.wanted.requests.memory.value() == 3 * GiB);
+    CHECK(t.worth_resizing);
+
+    t = target_for(cur, alloc(0.1234, 1.5 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(t.wanted.requests.cpu.value() == Approx(0.124));  // whole millicores, rounded up
+
+    ContainerPolicy memory_only;
+    memory_only.control_cpu = false;
+    t = target_for(cur, alloc(3, 1 * GiB), memory_only, 0.05);
+    CHECK(t.wanted.requests.cpu.value() == 1.0);
+    CHECK(t.wanted.limits.cpu.value() == 1.0);
+    CHECK(t.wanted.requests.memory.value() == GiB);
+    CHECK_FALSE(t.cpu_changed());
+    CHECK(t.memory_changed());
+
+    ContainerPolicy off;
+    off.enabled = false;
+    t = target_for(cur, alloc(3, 5 * GiB), off, 0.05);
+    CHECK_FALSE(t.worth_resizing);
+
+    // RequestsOnly: the limit stays and the request never exceeds it.
+    ContainerPolicy requests_only;
+    requests_only.requests_and_limits = false;
+    ContainerResources burst{"main", {0.5, GiB}, {2.0, 4 * GiB}};
+    t = target_for(burst, alloc(3, 2 * GiB), requests_only, 0.05);
+    CHECK(t.wanted.requests.cpu.value() == 2.0);
+    CHECK(t.wanted.limits.cpu.value() == 2.0);
+    CHECK(t.wanted.limits.memory.value() == 4 * GiB);
+    // RequestsAndLimits keeps the limit-to-request ratio.
+    t = target_for(burst, alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(t.wanted.limits.cpu.value() == Approx(4.0));
+    CHECK(t.wanted.limits.memory.value() == 8 * GiB);
+
+    // Below minChange: not worth a resize.
+    t = target_for(cur, alloc(1.03, 2.02 * GiB), ContainerPolicy{}, 0.05);
+    CHECK_FALSE(t.worth_resizing);
+}
+
+TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[unit]") {
+    json pod = make_pod("a");
+    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    PodGate gate;
+    PodDecision d = decide_pod(pod, {t}, 60, gate, 1000);
+    CHECK(d.action == Action::Resize);
+    REQUIRE(d.resized.size() == 1);
+    gate.last_resize = 1000;
+    d = decide_pod(pod, {t}, 60, gate, 1030);
+    CHECK(d.action == Action::Wait);
+    CHECK(d.reason == "Cooldown");
+    CHECK(decide_pod(pod, {t}, 60, gate, 1061).action == Action::Resize);
+    ContainerTarget same = target_for(*container_resources(pod, "main"), alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(decide_pod(pod, {same}, 60, gate, 2000).action == Action::None);
+}
+
+TEST_CASE("pod decisions: a changed resource whose resizePolicy restarts the container is left alone", "[unit]") {
+    json pod = make_pod("a", {container("main", "1", "2Gi"), container("side", "1", "2Gi")});
+    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    auto res = container_resources(pod);
+    ContainerTarget main_t = target_for(res[0], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    ContainerTarget side_t = target_for(res[1], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    PodGate gate;
+    PodDecision d = decide_pod(pod, {main_t}, 0, gate, 1000);
+    CHECK(d.action == Action::Blocked);
+    CHECK(d.reason == "RestartRequired");
+    d = decide_pod(pod, {main_t, side_t}, 0, gate, 1000);
+    CHECK(d.action == Action::Resize);
+    REQUIRE(d.resized.size() == 1);
+    CHECK(d.resized[0].name == "side");
+    CHECK(d.skipped == std::vector<std::string>{"main"});
+    // Only the CPU changes: memory's RestartContainer does not matter.
+    ContainerTarget cpu_only = target_for(res[0], alloc(2, 2 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(decide_pod(pod, {cpu_only}, 0, gate, 1000).action == Action::Resize);
+}
+
+TEST_CASE("pod decisions: a change of QoS class is never made", "[unit]") {
+    json pod = make_pod("a");
+    // RequestsOnly on a Guaranteed pod would make it Burstable.
+    ContainerPolicy requests_only;
+    requests_only.requests_and_limits = false;
+    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(0.5, GiB), requests_only, 0.05);
+    PodGate gate;
+    PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
+    CHECK(d.action == Action::Blocked);
+    CHECK(d.reason == "QoSChange");
+    CHECK_THAT(d.message, Contains("Guaranteed") && Contains("Burstable"));
+    CHECK(d.resized.empty());
+}
+
+TEST_CASE("pod decisions: pending or in-progress resizes back off exponentially", "[unit]") {
+    json pod = make_pod("a");
+    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"}, {"message", "Node didn't have enough capacity"}}};
+    PodGate gate;
+    PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
+    CHECK(d.action == Action::Blocked);
+    CHECK(d.reason == "ResizeInfeasible");
+    CHECK_THAT(d.message, Contains("enough capacity"));
+    CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
+    decide_pod(pod, {t}, 0, gate, 1001);  // within the backoff: not extended
+    CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
+    decide_pod(pod, {t}, 0, gate, 1006);
+    CHECK(gate.backoff_until == 1006 + 2 * kBackoffInitialSeconds);
+    pod["status"]["conditions"] = {{{"type", "PodResizeInProgress"}, {"status", "True"}}};
+    d = decide_pod(pod, {t}, 0, gate, 1020);
+    CHECK(d.action == Action::Wait);
+    CHECK(d.reason == "ResizeInProgress");
+    CHECK(gate.backoff_until == 1020 + 4 * kBackoffInitialSeconds);
+    // The condition cleared, but the backoff holds until it ends.
+    pod["status"].erase("conditions");
+    d = decide_pod(pod, {t}, 0, gate, 1030);
+    CHECK(d.reason == "Backoff");
+    CHECK(decide_pod(pod, {t}, 0, gate, 1041).action == Action::Resize);
+    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Deferred"}}};
+    CHECK(decide_pod(pod, {t}, 0, gate, 2000).reason == "ResizeDeferred");
+}
+
+TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit]") {
+    json pod = make_pod("a");
+    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(1.5, 3 * GiB), ContainerPolicy{}, 0.05);
+    json body = resize_body({t});
+    CHECK(body == json::parse(R"({"spec":{"containers":[{"name":"main","resources":{
+        "requests":{"cpu":"1500m","memory":"3072Mi"},"limits":{"cpu":"1500m","memory":"3072Mi"}}}]}})"));
+    ContainerPolicy requests_only;
+    requests_only.requests_and_limits = false;
+    requests_only.control_memory = false;
+    ContainerTarget r = target_for(*container_resources(pod, "main"), alloc(0.5, 3 * GiB), requests_only, 0.05);
+    CHECK(resize_body({r}) == json::parse(R"({"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]}})"));
+    CHECK(recommendation_json({t})["main"]["requests"]["memory"] == "3072Mi");
+
+    PodMarks marks;
+    marks.phase_label = "1";
+    marks.phase_name = "phase-1";
+    marks.phase_since = format_time(1700000000);
+    marks.recommendation = recommendation_json({t}).dump();
+    json patch = marks_patch(pod, marks);
+    CHECK(patch["metadata"]["labels"][kPhaseLabel] == "1");
+    CHECK(patch["metadata"]["annotations"][kPhaseNameAnnotation] == "phase-1");
+    CHECK(patch["metadata"]["annotations"][kPhaseSinceAnnotation] == "2023-11-14T22:13:20Z");
+    pod.merge_patch(patch);
+    CHECK(marks_patch(pod, marks).is_null());  // nothing to write twice
+    marks.phase_label = "0";
+    patch = marks_patch(pod, marks);
+    CHECK(patch["metadata"]["labels"][kPhaseLabel] == "0");
+    CHECK_FALSE(patch["metadata"].contains("annotations"));
+    CHECK(parse_time("2023-11-14T22:13:20Z").value() == 1700000000);
+    CHECK(parse_time("2023-11-14T22:13:20.5Z").value() == 1700000000.5);
+    CHECK_FALSE(parse_time("yesterday"));
+}
+
+TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") {
+    json pod = make_pod("web-5d4f9c7b8-abcde");
+    CHECK(pod_workloads(pod).empty());
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"}, {"controller", true}}};
+    auto w = pod_workloads(pod);
+    REQUIRE(w.size() == 2);
+    CHECK(w[1].kind == "Deployment");
+    CHECK(w[1].name == "web");
+    json vpa = {{"spec", {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}};
+    CHECK(vpa_controls(vpa, pod));
+    vpa["spec"]["updatePolicy"] = {{"updateMode", "Off"}};
+    CHECK_FALSE(vpa_controls(vpa, pod));  // recommends only
+    vpa["spec"]["updatePolicy"] = {{"updateMode", "InPlaceOrRecreate"}};
+    CHECK(vpa_controls(vpa, pod));
+    vpa["spec"]["targetRef"]["name"] = "other";
+    CHECK_FALSE(vpa_controls(vpa, pod));
+    CHECK_FALSE(vpa_controls(json::object(), pod));
+}

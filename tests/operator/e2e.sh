@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# End-to-end test of phasescale-operator: run under tests/testenv/with-testenv.sh (a real
+# kube-apiserver with KWOK nodes), with a real Prometheus scraping tools/replay-exporter, which
+# replays `phasescale generate --jobs 3 --seed 5` for the test's pods. Three namespaces, three
+# Guaranteed pods each, one PhaseAutoscaler each, modes InPlace, Recommend and Off.
+# Asserts: phase labels everywhere; annotations in InPlace and Recommend; in InPlace at least one
+# resize, visible in the pod spec and (KWOK) status, counted on /metrics; status podsTracked 3;
+# nothing resized in Recommend and Off. Every process it starts is stopped at the end.
+# Usage: e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR
+set -euo pipefail
+
+operator=$1 replay=$2 cli=$3 root=$4
+export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
+work=$(mktemp -d /tmp/phasescale-e2e-XXXXXX)
+pids=()
+failures=0
+keep=${PHASESCALE_E2E_KEEP:-0}
+
+stop_all() {
+    local pid
+    for pid in "${pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    pids=()
+}
+cleanup() {
+    local rc=$?
+    stop_all
+    if [[ $rc -ne 0 || $failures -ne 0 ]]; then
+        echo "--- operator log (tail) ---"; tail -n 40 "$work/operator.log" 2>/dev/null || true
+        echo "--- prometheus log (tail) ---"; tail -n 10 "$work/prometheus.log" 2>/dev/null || true
+    fi
+    [[ $keep == 1 ]] && echo "state kept in $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 10000))
+        ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
+    done
+}
+check() {  # check DESCRIPTION COMMAND...
+    local what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+wait_for() {  # wait_for SECONDS COMMAND...
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do
+        (( SECONDS >= deadline )) && return 1
+        sleep 0.5
+    done
+}
+
+namespaces=(e2e-inplace e2e-recommend e2e-off)
+modes=(InPlace Recommend Off)
+
+# The trace: 3 jobs, a sample about every 15 s, replayed 15x (a sample per wall second).
+"$cli" generate --jobs 3 --seed 5 --out "$work/trace.csv" > /dev/null
+"$cli" generate --jobs 1 --seed 5 --out "$work/trace-1.csv" > /dev/null  # its first job
+speed=15
+
+# Exporters (one per namespace) and Prometheus scraping them every second.
+exporter_ports=() targets=""
+for ns in "${namespaces[@]}"; do
+    port=$(free_port)
+    exporter_ports+=("$port")
+    targets+="${targets:+, }'127.0.0.1:$port'"
+done
+blocked_port=$(free_port)
+targets+=", '127.0.0.1:$blocked_port'"
+prom_port=$(free_port)
+cat > "$work/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: replay
+    honor_labels: true
+    static_configs:
+      - targets: [$targets]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom-data" \
+    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$work/prometheus.log" 2>&1 &
+pids+=($!)
+wait_for 30 curl -fsS "http://127.0.0.1:$prom_port/-/ready" -o /dev/null 2>/dev/null || { echo "FAIL: Prometheus not ready"; exit 1; }
+
+# The cluster side: CRD, namespaces, Guaranteed pods on KWOK nodes, PhaseAutoscalers.
+kubectl apply -f "$root/crds/" > /dev/null
+kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+for i in 0 1 2; do
+    ns=${namespaces[$i]}
+    kubectl create namespace "$ns" > /dev/null
+    for j in 0 1 2; do
+        kubectl apply -f - > /dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer-$j, namespace: $ns, labels: {app: train}}
+spec:
+  nodeName: kwok-node-$j
+  containers:
+    - name: main
+      image: trainer
+      resources:
+        requests: {cpu: "2", memory: 4Gi}
+        limits: {cpu: "2", memory: 4Gi}
+YAML
+    done
+    kubectl apply -f - > /dev/null <<YAML
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: $ns}
+spec:
+  selector: {matchLabels: {app: train}}
+  mode: "${modes[$i]}"
+  cooldownSeconds: 3
+  minChange: 0.05
+  containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
+YAML
+done
+# A pod whose containers must restart to resize: never resized, reported instead.
+kubectl create namespace e2e-blocked > /dev/null
+kubectl apply -f - > /dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: restarter, namespace: e2e-blocked, labels: {app: train}}
+spec:
+  nodeName: kwok-node-0
+  containers:
+    - name: main
+      image: trainer
+      resizePolicy:
+        - {resourceName: cpu, restartPolicy: RestartContainer}
+        - {resourceName: memory, restartPolicy: RestartContainer}
+      resources:
+        requests: {cpu: "2", memory: 4Gi}
+        limits: {cpu: "2", memory: 4Gi}
+---
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: e2e-blocked}
+spec:
+  selector: {matchLabels: {app: train}}
+  mode: InPlace
+YAML
+
+# A model that cannot be loaded: a condition, never a crash.
+kubectl create namespace e2e-bad > /dev/null
+kubectl create configmap models -n e2e-bad --from-literal=m.json='{"format": "not a model"}' > /dev/null
+kubectl apply -f - > /dev/null <<YAML
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: broken, namespace: e2e-bad}
+spec:
+  selector: {}
+  model: {configMap: {name: models, key: m.json}}
+YAML
+for ns in "${namespaces[@]}"; do
+    wait_for 60 bash -c "[[ \$(kubectl get pods -n $ns -o jsonpath='{.items[*].status.phase}') == 'Running Running Running' ]]" ||
+        { echo "FAIL: pods of $ns not Running"; exit 1; }
+done
+
+# Replay the trace for the pods, then wait until Prometheus has a few samples of each.
+for i in 0 1 2; do
+    "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$i]}" --speed "$speed" \
+        --listen "127.0.0.1:${exporter_ports[$i]}" --pod-map '#0=trainer-0,#1=trainer-1,#2=trainer-2' --loop \
+        > "$work/exporter-$i.log" 2>&1 &
+    pids+=($!)
+done
+"$replay" --trace "$work/trace-1.csv" --namespace e2e-blocked --speed "$speed" \
+    --listen "127.0.0.1:$blocked_port" --pod-map '#0=restarter' --loop > "$work/exporter-blocked.log" 2>&1 &
+pids+=($!)
+series_ready() {
+    local n
+    n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
+        --data-urlencode 'query=count(count_over_time(container_memory_working_set_bytes{namespace=~"e2e-.*"}[1m]) >= 4)' |
+        jq -r '.data.result[0].value[1] // "0"')
+    [[ $n == 10 ]]
+}
+wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 10 pods"; exit 1; }
+
+# The operator.
+metrics_port=$(free_port)
+"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked" --metrics-addr "127.0.0.1:$metrics_port" \
+    --leader-elect --lease-namespace default --log-level debug > "$work/operator.log" 2>&1 &
+operator_pid=$!
+pids+=($operator_pid)
+wait_for 30 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { echo "FAIL: operator not ready"; exit 1; }
+echo "ok: operator ready"
+
+resized_count() {  # pods of the namespace whose spec no longer asks for 2 cpu / 4Gi
+    kubectl get pods -n "$1" -o json |
+        jq '[.items[] | select(.spec.containers[0].resources.requests.cpu != "2" or .spec.containers[0].resources.requests.memory != "4Gi")] | length'
+}
+labelled_count() {
+    kubectl get pods -n "$1" -o json | jq '[.items[] | select(.metadata.labels["phasescale.io/phase"] // "" | test("^[0-9]+$"))] | length'
+}
+annotated_count() {
+    kubectl get pods -n "$1" -o json |
+        jq '[.items[] | select(.metadata.annotations["phasescale.io/phase-name"] != null and .metadata.annotations["phasescale.io/recommendation"] != null and .metadata.annotations["phasescale.io/phase-since"] != null)] | length'
+}
+resizes_metric() {
+    curl -fsS "http://127.0.0.1:$metrics_port/metrics" | awk '/^phasescale_resizes_total\{result="ok"\}/ {print int($2)}'
+}
+pas_tracked() { kubectl get pas trainers -n "$1" -o jsonpath='{.status.podsTracked}'; }
+
+all_done() {
+    [[ $(labelled_count e2e-inplace) == 3 && $(labelled_count e2e-recommend) == 3 && $(labelled_count e2e-off) == 3 ]] &&
+        [[ $(annotated_count e2e-inplace) == 3 && $(annotated_count e2e-recommend) == 3 ]] &&
+        (( $(resized_count e2e-inplace) >= 1 )) &&
+        [[ $(pas_tracked e2e-inplace) == 3 && $(pas_tracked e2e-recommend) == 3 && $(pas_tracked e2e-off) == 3 ]]
+}
+wait_for 60 all_done || true
+
+for ns in "${namespaces[@]}"; do
+    check "$ns: every pod has a numeric phase label" test "$(labelled_count "$ns")" == 3
+    check "$ns: status podsTracked is 3" test "$(pas_tracked "$ns")" == 3
+done
+check "e2e-inplace: annotations on every pod" test "$(annotated_count e2e-inplace)" == 3
+check "e2e-recommend: annotations on every pod" test "$(annotated_count e2e-recommend)" == 3
+check "e2e-off: no annotations" test "$(annotated_count e2e-off)" == 0
+check "e2e-inplace: at least one pod resized in its spec" test "$(resized_count e2e-inplace)" -ge 1
+check "e2e-recommend: nothing resized" test "$(resized_count e2e-recommend)" == 0
+check "e2e-off: nothing resized" test "$(resized_count e2e-off)" == 0
+status_matches_spec() {  # KWOK applied the resize: status resources equal the spec's
+    kubectl get pods -n e2e-inplace -o json | jq -e '[.items[] | select(.metadata.generation > 1) |
+        select(.status.containerStatuses[0].resources.requests == .spec.containers[0].resources.requests)] | length >= 1' > /dev/null
+}
+check "e2e-inplace: a resize shows in the pod status" wait_for 15 status_matches_spec
+check "e2e-recommend, e2e-off: pod generations unchanged" test \
+    "$(kubectl get pods -n e2e-recommend -o json | jq '[.items[].metadata.generation] | max')$(kubectl get pods -n e2e-off -o json | jq '[.items[].metadata.generation] | max')" == 11
+check "/metrics counts the resizes" test "$(resizes_metric)" -ge 1
+check "a Resized event was recorded" bash -c "kubectl get events -n e2e-inplace -o json | jq -e '[.items[] | select(.reason == \"Resized\")] | length >= 1' > /dev/null"
+check "status conditions Ready and ModelLoaded True" bash -c \
+    "kubectl get pas trainers -n e2e-inplace -o json | jq -e '[.status.conditions[] | select((.type == \"Ready\" or .type == \"ModelLoaded\") and .status == \"True\")] | length == 2' > /dev/null"
+check "status lists recent decisions" bash -c "kubectl get pas trainers -n e2e-inplace -o json | jq -e '.status.recentDecisions | length >= 1 and length <= 20' > /dev/null"
+blocked_reported() {
+    kubectl get pas trainers -n e2e-blocked -o json |
+        jq -e '.status.conditions[] | select(.type == "ResizeBlocked" and .status == "True" and .reason == "RestartRequired")' > /dev/null
+}
+check "RestartContainer: ResizeBlocked True, reason RestartRequired" wait_for 10 blocked_reported
+check "RestartContainer: the pod is not resized" test "$(kubectl get pod restarter -n e2e-blocked -o jsonpath='{.metadata.generation}')" == 1
+check "RestartContainer: a ResizeBlocked event" bash -c \
+    "kubectl get events -n e2e-blocked -o json | jq -e '[.items[] | select(.reason == \"ResizeBlocked\")] | length >= 1' > /dev/null"
+check "a bad model shows as ModelLoaded False" bash -c \
+    "kubectl get pas broken -n e2e-bad -o json | jq -e '.status.conditions[] | select(.type == \"ModelLoaded\" and .status == \"False\" and .reason == \"ModelError\")' > /dev/null"
+kubectl get pas -A || true
+
+# SIGTERM: a clean stop that releases the lease.
+kill -TERM "$operator_pid"
+rc=0
+for _ in $(seq 100); do kill -0 "$operator_pid" 2>/dev/null || break; sleep 0.1; done
+wait "$operator_pid" || rc=$?
+check "the operator stops cleanly on SIGTERM" test "$rc" == 0
+check "the lease was released" test -z "$(kubectl get lease phasescale-operator -n default -o jsonpath='{.spec.holderIdentity}')"
+check "the operator logs JSON lines" bash -c "head -n 5 '$work/operator.log' | jq -e . > /dev/null"
+
+# A restarted operator rebuilds its state from the pods' annotations and a range query: its
+# first tick knows every pod's phase (no label falls back to "unknown") and resizes nothing
+# (a pod it finds already sized starts with a cooldown).
+"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked" --metrics-addr "127.0.0.1:$metrics_port" \
+    --log-level debug > "$work/operator-2.log" 2>&1 &
+pids+=($!)
+first_tick() { grep -m1 '"msg":"tick"' "$work/operator-2.log"; }
+if wait_for 30 first_tick; then
+    tick_line=$(first_tick)
+    check "restart: the first tick resizes nothing" test "$(jq .resizes <<< "$tick_line")" == 0
+    check "restart: the first tick reads the history (range queries)" test "$(jq .prometheus_queries <<< "$tick_line")" -gt 6
+    for ns in "${namespaces[@]}"; do
+        check "restart: $ns: every pod keeps a numeric phase label" test "$(labelled_count "$ns")" == 3
+    done
+else
+    check "restart: the operator ticks again" false
+fi
+
+stop_all
+echo "e2e: $failures failed"
+[[ $failures == 0 ]]
