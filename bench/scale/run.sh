@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Scale benchmark of phasescale-operator (issue 5, "Must show", second bullet).
+#
+#   bash bench/scale/run.sh [PODS] [AUTOSCALERS]        # defaults 5000 and 10
+#
+# Starts the control plane of tests/testenv (KWOK nodes, 110 pods each, enough for PODS),
+# makes AUTOSCALERS namespaces, each with one PhaseAutoscaler (InPlace and Recommend
+# alternately) and PODS/AUTOSCALERS Running pods (spec.nodeName set, created with one
+# multi-document `kubectl create` per namespace), serves cAdvisor-style metrics for every
+# container with one tools/replay-exporter per namespace (a `phasescale generate` trace, one
+# job per pod, --pod-map), has a real Prometheus scrape them, then runs phasescale-operator
+# for TICKS ticks and measures, per tick: its duration (the operator's debug "tick" log line,
+# = phasescale_tick_seconds), Prometheus queries (the log line's prometheus_queries and the
+# delta of phasescale_prometheus_request_seconds_count), Kubernetes API requests (the delta
+# of phasescale_kube_request_seconds_count, by verb) and the operator's VmRSS/VmHWM
+# (/proc/PID/status). Prints a table and a summary; everything started is stopped at the end.
+#
+# Environment: BUILD (build dir, default build-scale), TICK (default 15s), TICKS (default 5),
+# SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory.
+set -euo pipefail
+
+pods_total=${1:-5000}
+autoscalers=${2:-10}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD:-$root/build-scale}
+[[ $build = /* ]] || build=$root/$build
+tick=${TICK:-15s}
+ticks=${TICKS:-5}
+scrape=${SCRAPE:-5s}
+operator=$build/operator/phasescale-operator
+replay=$build/tools/replay-exporter/phasescale-replay-exporter
+cli=$build/cli/phasescale
+for b in "$operator" "$replay" "$cli"; do [[ -x $b ]] || { echo "missing $b (ninja -C $build phasescale phasescale-operator phasescale-replay-exporter)" >&2; exit 2; }; done
+command -v prometheus > /dev/null || { echo "prometheus not on PATH (apt-get install prometheus)" >&2; exit 2; }
+
+per_ns=$(( (pods_total + autoscalers - 1) / autoscalers ))
+nodes=$(( (pods_total + 109) / 110 ))
+(( nodes < 3 )) && nodes=3
+work=$(mktemp -d /tmp/phasescale-scale-XXXXXX)
+pids=()
+testenv_started=0
+
+stop_all() {
+    local pid
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    pids=()
+}
+cleanup() {
+    local rc=$?
+    stop_all
+    (( testenv_started )) && "$root/tests/testenv/stop.sh" "$work/testenv" > /dev/null 2>&1 || true
+    if [[ ${KEEP:-0} == 1 || $rc -ne 0 ]]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 10000))
+        ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
+    done
+}
+wait_for() {  # wait_for SECONDS COMMAND...
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do (( SECONDS >= deadline )) && return 1; sleep 1; done
+}
+log() { echo "[$(date -u +%T)] $*" >&2; }
+
+# ------------------------------------------------------------------ control plane
+log "control plane: $nodes KWOK nodes (110 pods each), no kube-scheduler"
+mkdir -p "$work/testenv"
+env_file=$(PHASESCALE_TESTENV_NODES=$nodes PHASESCALE_TESTENV_SCHEDULER=0 PHASESCALE_TESTENV_OWNER_PID=$$ \
+    "$root/tests/testenv/start.sh" "$work/testenv")
+testenv_started=1
+# shellcheck disable=SC1090
+source "$env_file"
+export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
+kubectl apply -f "$root/crds/" > /dev/null
+kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+
+# ------------------------------------------------------------------ namespaces, pods, autoscalers
+namespaces=()
+for ((a = 0; a < autoscalers; a++)); do namespaces+=("scale-$a"); done
+t0=$SECONDS
+for ((a = 0; a < autoscalers; a++)); do
+    ns=${namespaces[$a]}
+    mode=$([[ $((a % 2)) == 0 ]] && echo InPlace || echo Recommend)
+    {
+        printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$ns"
+        printf -- '---\napiVersion: phasescale.io/v1alpha1\nkind: PhaseAutoscaler\nmetadata: {name: trainers, namespace: %s}\n' "$ns"
+        printf 'spec:\n  selector: {matchLabels: {app: train}}\n  mode: %s\n' "$mode"
+        printf '  containerPolicies:\n    - {containerName: "*", minAllowed: {cpu: 10m, memory: 64Mi}, maxAllowed: {cpu: "4", memory: 8Gi}}\n'
+    } > "$work/ns-$a.yaml"
+    for ((i = 0; i < per_ns; i++)); do
+        n=$(( (a * per_ns + i) % nodes ))
+        printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: trainer-%d, namespace: %s, labels: {app: train}}\n' "$i" "$ns"
+        printf 'spec:\n  nodeName: kwok-node-%d\n  automountServiceAccountToken: false\n' "$n"
+        printf '  containers:\n    - name: main\n      image: trainer\n      resources:\n        requests: {cpu: 50m, memory: 128Mi}\n'
+    done > "$work/pods-$a.yaml"
+done
+for ((a = 0; a < autoscalers; a++)); do kubectl apply -f "$work/ns-$a.yaml" > /dev/null; done
+# the default service account of each namespace (kube-controller-manager) before any pod
+for ns in "${namespaces[@]}"; do wait_for 60 kubectl get sa default -n "$ns" -o name > /dev/null 2>&1; done
+printf '%s\n' "${namespaces[@]}" | xargs -P 2 -I{} sh -c 'kubectl create -f "$1" > /dev/null' _ "$work/pods-{}.yaml" 2>/dev/null ||
+    for ((a = 0; a < autoscalers; a++)); do kubectl create -f "$work/pods-$a.yaml" > /dev/null; done
+log "created $((per_ns * autoscalers)) pods in $((SECONDS - t0)) s"
+running() {
+    local n
+    n=$(kubectl get pods -A --field-selector status.phase=Running -o name --chunk-size=1000 | wc -l)
+    log "  Running: $n"
+    (( n >= per_ns * autoscalers ))
+}
+wait_for 900 running || { log "pods not all Running"; exit 1; }
+log "all $((per_ns * autoscalers)) pods Running after $((SECONDS - t0)) s"
+
+# ------------------------------------------------------------------ metrics: exporters and Prometheus
+"$cli" generate --jobs "$per_ns" --seed 7 --out "$work/trace.csv" > /dev/null
+pod_map=$(for ((i = 0; i < per_ns; i++)); do printf '#%d=trainer-%d,' "$i" "$i"; done)
+pod_map=${pod_map%,}
+targets=""
+for ((a = 0; a < autoscalers; a++)); do
+    port=$(free_port)
+    "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$a]}" --speed 3 --loop \
+        --listen "127.0.0.1:$port" --pod-map "$pod_map" > "$work/exporter-$a.log" 2>&1 &
+    pids+=($!)
+    targets+="${targets:+, }'127.0.0.1:$port'"
+done
+prom_port=$(free_port)
+cat > "$work/prometheus.yml" <<YAML
+global:
+  scrape_interval: $scrape
+  scrape_timeout: $scrape
+scrape_configs:
+  - job_name: replay
+    honor_labels: true
+    static_configs:
+      - targets: [$targets]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom-data" \
+    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$work/prometheus.log" 2>&1 &
+pids+=($!)
+wait_for 60 curl -fsS "http://127.0.0.1:$prom_port/-/ready" -o /dev/null 2>/dev/null || { log "Prometheus not ready"; exit 1; }
+series_ready() {
+    local n
+    n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
+        --data-urlencode 'query=count(count_over_time(container_memory_working_set_bytes{namespace=~"scale-.*"}[2m]) >= 3)' |
+        jq -r '.data.result[0].value[1] // "0"')
+    log "  series with 3 samples: $n"
+    (( n >= per_ns * autoscalers ))
+}
+wait_for 300 series_ready || { log "Prometheus lacks samples"; exit 1; }
+
+# ------------------------------------------------------------------ the operator
+metrics_port=$(free_port)
+"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$tick" --scrape-interval "$scrape" \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}")" --metrics-addr "127.0.0.1:$metrics_port" \
+    --log-level debug > "$work/operator.log" 2>&1 &
+op=$!
+pids+=($op)
+started=$SECONDS
+wait_for 120 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { log "operator not ready"; exit 1; }
+log "operator ready (caches synced) after $((SECONDS - started)) s; pid $op"
+
+metric_sum() {  # metric_sum FILE NAME_REGEX: sum of the samples whose name matches
+    awk -v re="$2" '$1 ~ re {s += $NF} END {printf "%d\n", s}' "$1"
+}
+scrape_metrics() { curl -fsS "http://127.0.0.1:$metrics_port/metrics" > "$1"; }
+ticks_done() { awk '/^phasescale_ticks_total/ {printf "%d\n", $2}' "$1"; }
+vm() { awk -v k="$1:" '$1 == k {printf "%.1f\n", $2 / 1024}' "/proc/$op/status"; }
+
+scrape_metrics "$work/m-0.prom"
+prev=$work/m-0.prom
+printf '%-5s %-9s %-9s %-10s %-10s %-28s %-9s %-9s\n' tick seconds prom_q prom_req api_req "api by verb" rss_MB hwm_MB | tee "$work/table.txt"
+for ((k = 1; k <= ticks; k++)); do
+    want=$(( $(ticks_done "$prev") + 1 ))
+    until scrape_metrics "$work/m-$k.prom" && (( $(ticks_done "$work/m-$k.prom") >= want )); do sleep 0.2; done
+    cur=$work/m-$k.prom
+    line=$(grep '"msg":"tick"\|"message":"tick"' "$work/operator.log" | sed -n "${want}p")
+    secs=$(jq -r '.seconds' <<< "$line" 2>/dev/null || echo ?)
+    pq=$(jq -r '.prometheus_queries' <<< "$line" 2>/dev/null || echo ?)
+    preq=$(( $(metric_sum "$cur" '^phasescale_prometheus_request_seconds_count') - $(metric_sum "$prev" '^phasescale_prometheus_request_seconds_count') ))
+    api=$(( $(metric_sum "$cur" '^phasescale_kube_request_seconds_count') - $(metric_sum "$prev" '^phasescale_kube_request_seconds_count') ))
+    verbs=$(join -a1 -e0 -o 0,1.2,2.2 \
+        <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$cur" | sort) \
+        <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$prev" | sort) |
+        awk '$2 - $3 > 0 {printf "%s%s=%d", sep, $1, $2 - $3; sep=","}')
+    printf '%-5s %-9.3f %-9s %-10s %-10s %-28s %-9s %-9s\n' "$want" "$secs" "$pq" "$preq" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" | tee -a "$work/table.txt"
+    prev=$cur
+done
+log "pods tracked: $(awk '/^phasescale_pods_tracked/ {print $2}' "$prev"); resizes: $(grep '^phasescale_resizes_total' "$prev" | tr '\n' ' ')"
+grep '"tick"' "$work/operator.log" | tail -n 2 >&2 || true
+echo "operator warnings/errors in log: $(grep -c '"level":"error"\|"level":"warning"' "$work/operator.log" || true)" >&2
+echo "pods=$((per_ns * autoscalers)) autoscalers=$autoscalers nodes=$nodes tick=$tick scrape=$scrape cores=$(nproc)"
