@@ -441,7 +441,8 @@ json Client::list(const Resource& res, std::string_view ns, const ListOptions& o
     return impl_->call("GET", res.path(ns), q, nullptr, {}, true, ro);
 }
 
-json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, const RequestOptions& ro) const {
+json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, const RequestOptions& ro,
+                      const std::function<void(json& item)>& each_item) const {
     if (o.limit <= 0) o.limit = 500;
     const ListOptions first = o;
     json result;
@@ -461,12 +462,16 @@ json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, c
             items = json::array();
             continue;
         }
-        if (result.is_null()) result = page;
         if (page.contains("items") && page["items"].is_array()) {
-            for (auto& item : page["items"]) items.push_back(std::move(item));
+            for (auto& item : page["items"]) {
+                if (each_item) each_item(item);
+                items.push_back(std::move(item));
+            }
+            page.erase("items");
         }
         std::string cont;
         if (page.contains("metadata") && page["metadata"].is_object()) cont = page["metadata"].value("continue", "");
+        if (result.is_null()) result = std::move(page);
         if (cont.empty()) break;
         o.continue_token = cont;
         o.resource_version.clear();

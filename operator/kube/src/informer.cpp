@@ -170,7 +170,7 @@ void Informer::relist(std::stop_token stop) {
     RequestOptions ro;
     ro.stop = stop;
     ro.max_retries = 0;  // run() backs off and retries
-    json list = client_.list_all(resource_, options_.ns, lo, ro);
+    json list = client_.list_all(resource_, options_.ns, lo, ro, options_.transform);
 
     std::set<std::string> seen;
     for (auto& item : list["items"]) {
@@ -241,6 +241,7 @@ bool Informer::watch_once(std::stop_token stop, std::chrono::seconds timeout) {
             if (!rv.empty()) set_resource_version(rv);
             continue;
         }
+        if (options_.transform) options_.transform(ev.object);
         std::string key = object_key(ev.object);
         auto obj = std::make_shared<const json>(std::move(ev.object));
         switch (ev.type) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,9 +142,10 @@ public:
               const RequestOptions& request = {}) const;
     // Every page (options.limit per page, 500 if 0), as one List whose resourceVersion is the
     // first page's (the snapshot all pages come from). If the continue token expires (410) it
-    // starts again with a full list.
+    // starts again with a full list. `each_item`, if given, is applied to every item as its page
+    // arrives (an informer trims objects there, so the whole list is never held in full).
     json list_all(const Resource& resource, std::string_view ns, ListOptions options = {},
-                  const RequestOptions& request = {}) const;
+                  const RequestOptions& request = {}, const std::function<void(json& item)>& each_item = {}) const;
 
     json create(const Resource& resource, std::string_view ns, const json& body, const WriteOptions& options = {},
                 const RequestOptions& request = {}) const;
