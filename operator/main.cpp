@@ -122,6 +122,7 @@ struct Metrics {
     prometheus::Histogram& tick_seconds;
     prometheus::Counter& ticks;
     prometheus::Gauge& leader;
+    prometheus::Gauge& writes_waiting;
     std::mutex mutex;  // Family::Add is thread-safe; this guards our label lookups
 
     static prometheus::Histogram::BucketBoundaries latency_buckets() {
@@ -139,7 +140,8 @@ struct Metrics {
           api_errors(prometheus::BuildCounter().Name("phasescale_kube_request_errors_total").Help("Failed Kubernetes API requests by verb").Register(*registry)),
           tick_seconds(prometheus::BuildHistogram().Name("phasescale_tick_seconds").Help("Duration of one reconcile tick").Register(*registry).Add({}, latency_buckets())),
           ticks(prometheus::BuildCounter().Name("phasescale_ticks_total").Help("Reconcile ticks run").Register(*registry).Add({})),
-          leader(prometheus::BuildGauge().Name("phasescale_leader").Help("1 while this replica leads").Register(*registry).Add({})) {
+          leader(prometheus::BuildGauge().Name("phasescale_leader").Help("1 while this replica leads").Register(*registry).Add({})),
+          writes_waiting(prometheus::BuildGauge().Name("phasescale_writes_waiting").Help("API writes queued and not yet sent at the end of the last tick").Register(*registry).Add({})) {
         for (const char* r : {"ok", "error", "blocked"}) resizes.Add({{"result", r}});
     }
 };
@@ -213,6 +215,9 @@ int main(int argc, char** argv) {
     std::string namespaces_text, lease_namespace, lease_name = "phasescale-operator";
     std::string metrics_addr = "127.0.0.1:8080", log_level = "info", prometheus_timeout_text = "10s";
     bool leader_elect = false;
+    double kube_qps = 50;
+    int kube_burst = 100;
+    std::size_t write_workers = 8;
     if (const char* env = std::getenv("PHASESCALE_PROMETHEUS_URL")) prometheus_url = env;
 
     CLI::App app{kDescription, "phasescale-operator"};
@@ -223,6 +228,13 @@ int main(int argc, char** argv) {
     app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query")->capture_default_str();
     app.add_option("--tick", tick_text, "time between two reconcile passes (e.g. 15s, 500ms, 1m)")->capture_default_str();
     app.add_option("--scrape-interval", scrape_text, "Prometheus' scrape interval, for the rate() window")->capture_default_str();
+    app.add_option("--kube-qps", kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--kube-burst", kube_burst, "Kubernetes API requests allowed in a burst above --kube-qps")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--write-workers", write_workers,
+                   "threads sending the API writes (labels, annotations, resizes, Events, status) outside the tick")
+        ->capture_default_str()->check(CLI::Range(1, 256));
     app.add_option("--namespaces", namespaces_text, "comma-separated namespaces to watch (default: all)");
     app.add_flag("--leader-elect", leader_elect, "act only while holding the leader Lease (for several replicas)");
     app.add_option("--lease-namespace", lease_namespace, "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
@@ -261,6 +273,8 @@ int main(int argc, char** argv) {
     try {
         kube::Config config = kubeconfig.empty() ? kube::Config::load_default(context)
                                                  : kube::Config::from_kubeconfig(std::filesystem::path(kubeconfig), context);
+        config.qps = kube_qps;
+        config.burst = kube_burst;
         kube::Client kube_client(config);
         Metrics metrics;
 
@@ -281,6 +295,7 @@ int main(int argc, char** argv) {
         options.tick = *tick;
         options.scrape_interval = *scrape;
         options.prometheus_timeout = *prom_timeout;
+        options.write_workers = write_workers;
         control::ReconcilerHooks hooks;
         hooks.pods_tracked = [&](std::size_t n) { metrics.pods_tracked.Set(static_cast<double>(n)); };
         hooks.phase_transition = [&] { metrics.phase_transitions.Increment(); };
@@ -358,8 +373,9 @@ int main(int argc, char** argv) {
                 logger.log("info", "started leading", {{"lease", lease}});
                 wake.notify_all();
             };
-            cb.on_stopped_leading = [&metrics, &leading] {
+            cb.on_stopped_leading = [&metrics, &leading, &reconciler] {
                 leading = false;
+                reconciler.drop_pending_writes();  // only a leader writes
                 metrics.leader.Set(0);
                 logger.log("info", "stopped leading");
             };
@@ -404,10 +420,12 @@ int main(int argc, char** argv) {
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             metrics.tick_seconds.Observe(secs);
             metrics.ticks.Increment();
+            metrics.writes_waiting.Set(static_cast<double>(s.writes_waiting));
             logger.log("debug", "tick", {{"seconds", secs}, {"autoscalers", s.autoscalers}, {"pods_tracked", s.pods_tracked},
                                         {"prometheus_queries", s.prometheus_queries}, {"resizes", s.resizes},
                                         {"blocked", s.blocked}, {"pod_patches", s.pod_patches},
-                                        {"status_updates", s.status_updates}});
+                                        {"status_updates", s.status_updates}, {"writes_completed", s.writes_completed},
+                                        {"writes_waiting", s.writes_waiting}});
         }
 
         ready = false;

@@ -1,5 +1,5 @@
 // The control loop's rules on hand-made pods and the hand-made two-phase model of
-// tests/unit/fixtures.hpp: spec parsing, trackers, targets, pod decisions, patches.
+// tests/unit/fixtures.hpp: spec parsing, trackers, targets, pod decisions, patches, trimmed pods.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
+#include <phasescale/kube/events.hpp>
 
 #include "fixtures.hpp"
 
@@ -473,4 +474,63 @@ TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") 
     vpa["spec"]["targetRef"]["name"] = "other";
     CHECK_FALSE(vpa_controls(vpa, pod));
     CHECK_FALSE(vpa_controls(json::object(), pod));
+}
+
+TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "[unit]") {
+    json pod = make_pod("web-5d4f9c7b8-abcde", {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
+    pod["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+    pod["metadata"]["annotations"] = {{"kubectl.kubernetes.io/last-applied-configuration", std::string(4000, 'x')},
+                                      {kRecommendationAnnotation, "{}"}, {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}};
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"},
+                                           {"uid", "u"}, {"controller", true}, {"blockOwnerDeletion", true}}};
+    pod["metadata"]["resourceVersion"] = "42";
+    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    pod["spec"]["containers"][0]["env"] = {{{"name", "A"}, {"value", "b"}}};
+    pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"emptyDir", json::object()}}});
+    pod["spec"]["nodeName"] = "node-1";
+    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"},
+                                    {"message", "no room"}, {"lastProbeTime", nullptr}}};
+    pod["status"]["containerStatuses"] = {{{"name", "main"}, {"restartCount", 2}, {"image", "trainer"},
+                                           {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
+    json vpa = {{"spec", {{"targetRef", {{"kind", "Deployment"}, {"name", "web"}}}}}};
+
+    json trimmed = pod;
+    trim_pod(trimmed);
+    CHECK(trimmed.dump().size() < pod.dump().size() / 3);
+    CHECK_FALSE(trimmed["metadata"].contains("managedFields"));
+    CHECK(trimmed["metadata"]["annotations"] ==
+          json({{kRecommendationAnnotation, "{}"}, {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}}));
+    CHECK_FALSE(trimmed["spec"].contains("volumes"));
+    CHECK_FALSE(trimmed["spec"]["containers"][0].contains("env"));
+    // Every reading function answers the same.
+    CHECK(pod_name(trimmed) == pod_name(pod));
+    CHECK(pod_namespace(trimmed) == pod_namespace(pod));
+    CHECK(pod_uid(trimmed) == pod_uid(pod));
+    CHECK(pod_running(trimmed));
+    CHECK(trimmed["metadata"]["labels"] == pod["metadata"]["labels"]);
+    CHECK(kube::reference_to(trimmed).to_json() == kube::reference_to(pod).to_json());
+    CHECK(container_resources(trimmed, "main")->requests == container_resources(pod, "main")->requests);
+    CHECK(container_resources(trimmed, "side")->limits == container_resources(pod, "side")->limits);
+    CHECK(resize_policy(trimmed, "main", "memory") == "RestartContainer");
+    CHECK(resize_condition(trimmed)->reason == "Infeasible");
+    CHECK(container_restarts(trimmed, "main").restart_count == 2);
+    CHECK(container_restarts(trimmed, "main").last_oom_killed);
+    CHECK(vpa_controls(vpa, trimmed));
+}
+
+TEST_CASE("the recommendation annotation is rewritten only when it moved beyond minChange", "[unit]") {
+    json pod = make_pod("a", {container("main", "1", "2Gi"), container("side", "100m", "64Mi")});
+    auto targets_for = [&](double cpu, double memory) {
+        return std::vector<ContainerTarget>{
+            target_for(*container_resources(pod, "main"), alloc(cpu, memory), ContainerPolicy{}, 0.05),
+            target_for(*container_resources(pod, "side"), alloc(0.1, 64 * MiB), ContainerPolicy{}, 0.05)};
+    };
+    const std::string annotated = recommendation_json(targets_for(1.5, 3 * GiB)).dump();
+    CHECK(recommendation_moved(std::nullopt, targets_for(1.5, 3 * GiB), 0.05));
+    CHECK_FALSE(recommendation_moved(annotated, targets_for(1.5, 3 * GiB), 0.05));
+    CHECK_FALSE(recommendation_moved(annotated, targets_for(1.55, 3.1 * GiB), 0.05));  // within 5%
+    CHECK(recommendation_moved(annotated, targets_for(1.7, 3 * GiB), 0.05));
+    CHECK(recommendation_moved(annotated, targets_for(1.5, 2.5 * GiB), 0.05));
+    CHECK(recommendation_moved(annotated, {targets_for(1.5, 3 * GiB)[0]}, 0.05));  // a container less
+    CHECK(recommendation_moved("not json", targets_for(1.5, 3 * GiB), 0.05));
 }

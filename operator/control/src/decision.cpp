@@ -200,6 +200,25 @@ json recommendation_json(const std::vector<ContainerTarget>& targets) {
     return out;
 }
 
+bool recommendation_moved(const std::optional<std::string>& annotated, const std::vector<ContainerTarget>& targets,
+                          double min_change) {
+    if (!annotated) return true;
+    const json old = json::parse(*annotated, nullptr, false);
+    if (!old.is_object() || old.size() != targets.size()) return true;
+    for (const ContainerTarget& t : targets) {
+        if (!old.contains(t.name) || !old[t.name].is_object() || !old[t.name].contains("requests")) return true;
+        const json& requests = old[t.name]["requests"];
+        auto annotated_request = [&](const char* resource) -> double {
+            if (!requests.is_object() || !requests.contains(resource)) return 0;
+            return quantity_of(requests[resource]).value_or(0);
+        };
+        ContainerResources was;
+        was.requests = {annotated_request("cpu"), annotated_request("memory")};
+        if (policy::worth_resizing(requests_of(was), requests_of(t.wanted), min_change)) return true;
+    }
+    return false;
+}
+
 json marks_patch(const json& pod, const PodMarks& marks) {
     auto current = [&](const char* section, const char* key) -> std::optional<std::string> {
         if (!pod.contains("metadata") || !pod["metadata"].contains(section)) return std::nullopt;

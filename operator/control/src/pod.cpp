@@ -2,6 +2,8 @@
 
 #include "phasescale/control/quantity.hpp"
 
+#include <initializer_list>
+
 namespace phasescale::control {
 namespace {
 
@@ -26,7 +28,50 @@ const json& containers_of(const json& pod) {
     return empty;
 }
 
+// Keeps only `keys` of an object (nothing if it is not one).
+void keep_only(json& object, std::initializer_list<const char*> keys) {
+    if (!object.is_object()) return;
+    json kept = json::object();
+    for (const char* k : keys) {
+        auto it = object.find(k);
+        if (it != object.end()) kept[k] = std::move(*it);
+    }
+    object = std::move(kept);
+}
+
+void keep_only_each(json& parent, const char* array, std::initializer_list<const char*> keys) {
+    if (!parent.is_object() || !parent.contains(array) || !parent[array].is_array()) return;
+    for (json& item : parent[array]) keep_only(item, keys);
+}
+
 }  // namespace
+
+void trim_pod(json& pod) {
+    keep_only(pod, {"apiVersion", "kind", "metadata", "spec", "status"});
+    if (pod.contains("metadata")) {
+        json& md = pod["metadata"];
+        keep_only(md, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations",
+                       "ownerReferences", "deletionTimestamp"});
+        // Other annotations (last-applied-configuration, ...) can be large and are never read.
+        if (md.contains("annotations") && md["annotations"].is_object()) {
+            json& a = md["annotations"];
+            for (auto it = a.begin(); it != a.end();) {
+                if (it.key().starts_with("phasescale.io/")) ++it;
+                else it = a.erase(it);
+            }
+        }
+        keep_only_each(md, "ownerReferences", {"kind", "name", "controller"});
+    }
+    if (pod.contains("spec")) {
+        keep_only(pod["spec"], {"containers"});
+        keep_only_each(pod["spec"], "containers", {"name", "resources", "resizePolicy"});
+    }
+    if (pod.contains("status")) {
+        keep_only(pod["status"], {"phase", "conditions", "containerStatuses"});
+        keep_only_each(pod["status"], "conditions", {"type", "status", "reason", "message"});
+        keep_only_each(pod["status"], "containerStatuses", {"name", "restartCount", "lastState", "resources"});
+    }
+}
 
 bool pod_running(const json& pod) {
     if (pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&

@@ -92,7 +92,8 @@ Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOpt
       prom_config_(std::move(prom)),
       options_(std::move(options)),
       hooks_(std::move(hooks)),
-      events_(kube_, options_.field_manager) {
+      events_(kube_, options_.field_manager),
+      writes_(options_.write_workers) {
     try {
         default_model_ = std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
     } catch (const std::exception& e) {
@@ -114,6 +115,7 @@ void Reconciler::start() {
         kube::InformerOptions p;
         p.ns = ns;
         p.field_selector = "status.phase=Running";
+        p.transform = trim_pod;  // the cache keeps what the controller reads, not whole pods
         pod_informers_.push_back(std::make_unique<kube::Informer>(kube_, kube::resources::pods, p));
     }
     for (auto& i : autoscaler_informers_) i->start();
@@ -123,7 +125,16 @@ void Reconciler::start() {
 void Reconciler::stop() {
     for (auto& i : autoscaler_informers_) i->stop();
     for (auto& i : pod_informers_) i->stop();
+    drop_pending_writes();
+    writes_.wait_idle();
 }
+
+void Reconciler::flush() {
+    writes_.wait_idle();
+    writes_.run_completions();
+}
+
+std::size_t Reconciler::drop_pending_writes() { return writes_.drop_waiting(); }
 
 bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -236,6 +247,65 @@ void Reconciler::remember(AutoscalerState& state, json decision) {
     while (state.recent.size() > options_.max_recent_decisions) state.recent.erase(state.recent.begin());
 }
 
+void Reconciler::remember_targets(AutoscalerState& state, const std::string& pod, const std::vector<ContainerTarget>& targets,
+                                  int phase, const std::string& action, const std::string& reason, double now) {
+    for (const ContainerTarget& t : targets) {
+        if (!t.worth_resizing) continue;
+        remember(state, {{"time", format_time(now)}, {"pod", pod}, {"container", t.name}, {"phase", phase},
+                         {"cpu", t.wanted.requests.cpu ? format_cpu(*t.wanted.requests.cpu) : ""},
+                         {"memory", t.wanted.requests.memory ? format_memory(*t.wanted.requests.memory) : ""},
+                         {"action", action}, {"reason", reason}});
+    }
+}
+
+void Reconciler::record_event(const kube::ObjectReference& pod, kube::EventType type, const std::string& reason,
+                              const std::string& message) {
+    const std::string what = pod.ns + "/" + pod.name + " " + reason;
+    writes_.submit(
+        "event/" + std::to_string(++events_queued_),
+        [this, pod, type, reason, message] { api("event", [&] { return events_.record(pod, type, reason, message); }); },
+        [this, what](const std::string& error) {
+            if (!error.empty()) log("warning", "event not recorded", {{"event", what}, {"error", error}});
+        });
+}
+
+void Reconciler::resize_done(const std::string& autoscaler, const std::string& pod_key, const kube::ObjectReference& pod,
+                             const PodDecision& d, int phase, double decided, const std::string& error) {
+    auto ps = pods_.find(pod_key);
+    if (ps != pods_.end()) ps->second.resize_queued = false;
+    auto found = autoscalers_.find(autoscaler);
+    AutoscalerState* state = found == autoscalers_.end() ? nullptr : &found->second;
+    const std::string container = d.resized.front().name;
+    if (error.empty()) {
+        if (ps != pods_.end()) {
+            ps->second.gate.backoff_level = 0;
+            ps->second.blocked.clear();
+        }
+        if (hooks_.resize) hooks_.resize("ok");
+        if (state) {
+            remember_targets(*state, pod.name, d.resized, phase, "Resize", "Resized", decided);
+            state->last_resize = {{"time", format_time(decided)}, {"pod", pod.name}, {"container", container}, {"result", "Resized"}};
+        }
+        log("info", "resized", {{"pod", pod_key}, {"message", d.message}});
+        record_event(pod, kube::EventType::Normal, "Resized", d.message);
+        return;
+    }
+    if (ps != pods_.end()) {
+        PodGate& gate = ps->second.gate;
+        gate.backoff_until = decided + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
+        gate.backoff_level = std::min(gate.backoff_level + 1, 30);
+    }
+    if (hooks_.resize) hooks_.resize("error");
+    if (state) {
+        state->failed_reason = "ResizeFailed";
+        state->failed_message = pod_key + ": " + error;
+        remember_targets(*state, pod.name, d.resized, phase, "Blocked", "ResizeFailed", decided);
+        state->last_resize = {{"time", format_time(decided)}, {"pod", pod.name}, {"container", container}, {"result", "Failed"}};
+    }
+    log("error", "resize failed", {{"pod", pod_key}, {"error", error}});
+    record_event(pod, kube::EventType::Warning, "ResizeFailed", error);
+}
+
 void Reconciler::set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
                                const std::string& message, double now, long long generation) {
     const std::string s = status ? "True" : "False";
@@ -253,26 +323,32 @@ void Reconciler::set_condition(AutoscalerState& state, const std::string& type, 
 }
 
 TickSummary Reconciler::tick(double now) {
-    std::vector<json> autoscalers, pods;
-    for (const auto& i : autoscaler_informers_)
-        for (const auto& o : i->store().list()) autoscalers.push_back(*o);
-    for (const auto& i : pod_informers_)
-        for (const auto& o : i->store().list()) pods.push_back(*o);
+    std::vector<kube::Store::ObjectPtr> autoscalers, pods;
+    for (const auto& i : autoscaler_informers_) {
+        auto l = i->store().list();
+        autoscalers.insert(autoscalers.end(), l.begin(), l.end());
+    }
+    for (const auto& i : pod_informers_) {
+        auto l = i->store().list();
+        pods.insert(pods.end(), l.begin(), l.end());
+    }
     return tick(autoscalers, pods, now);
 }
 
-TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const std::vector<json>& pod_objects, double now) {
+TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscaler_objects,
+                             const std::vector<kube::Store::ObjectPtr>& pod_objects, double now) {
     TickSummary summary;
+    summary.writes_completed = writes_.run_completions();
     for (auto& [k, t] : trackers_) t.seen = false;
     for (auto& [k, p] : pods_) p.seen = false;
     for (auto& [k, a] : autoscalers_) a.seen = false;
 
     // PhaseAutoscalers by namespace, in name order (the first one to select a pod owns it).
     std::map<std::string, std::vector<const json*>> by_ns;
-    for (const json& a : autoscaler_objects) by_ns[str(a, "metadata", "namespace")].push_back(&a);
+    for (const auto& a : autoscaler_objects) by_ns[str(*a, "metadata", "namespace")].push_back(a.get());
     std::map<std::string, std::vector<const json*>> pods_by_ns;
-    for (const json& p : pod_objects)
-        if (pod_running(p)) pods_by_ns[pod_namespace(p)].push_back(&p);
+    for (const auto& p : pod_objects)
+        if (pod_running(*p)) pods_by_ns[pod_namespace(*p)].push_back(p.get());
 
     const std::chrono::milliseconds window = prom::rate_window(options_.tick, options_.scrape_interval);
 
@@ -391,7 +467,8 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
                     const std::string name = pod_name(*pod), uid = pod_uid(*pod), pod_key = ns + "/" + name;
                     PodState& ps = pods_[pod_key];
                     if (ps.uid != uid) {
-                        ps = PodState{uid, {}, false, {}};
+                        ps = PodState{};
+                        ps.uid = uid;
                         // A pod an earlier operator already sized: start with a cooldown rather
                         // than a burst of resizes after a restart.
                         if (annotation(*pod, kRecommendationAnnotation)) ps.gate.last_resize = now;
@@ -489,53 +566,29 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
                     if (spec.mode != Mode::Off) {
                         marks.phase_name = phase_name(pod_phase);
                         if (pod_phase && phase_since > 0) marks.phase_since = format_time(phase_since);
-                        if (!targets.empty()) marks.recommendation = recommendation_json(targets).dump();
+                        const auto annotated = annotation(*pod, kRecommendationAnnotation);
+                        // Rewritten only when it moved (or its phase changed): a small move is
+                        // not worth an API write per pod and tick.
+                        const bool phase_moved = label(*pod, kPhaseLabel) != marks.phase_label;
+                        if (!targets.empty() && (phase_moved || recommendation_moved(annotated, targets, spec.min_change)))
+                            marks.recommendation = recommendation_json(targets).dump();
                     }
 
-                    if (spec.mode == Mode::InPlace && !targets.empty()) {
+                    // A resize already queued for this pod is sent first; decide again after it.
+                    if (spec.mode == Mode::InPlace && !targets.empty() && !ps.resize_queued) {
                         PodDecision d = decide_pod(*pod, targets, spec.cooldown_seconds, ps.gate, now);
-                        auto record = [&](const std::string& action, const std::string& reason) {
-                            for (const ContainerTarget& t : (d.resized.empty() ? targets : d.resized)) {
-                                if (!t.worth_resizing) continue;
-                                remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", t.name},
-                                                 {"phase", pod_phase.value_or(-1)},
-                                                 {"cpu", t.wanted.requests.cpu ? format_cpu(*t.wanted.requests.cpu) : ""},
-                                                 {"memory", t.wanted.requests.memory ? format_memory(*t.wanted.requests.memory) : ""},
-                                                 {"action", action}, {"reason", reason}});
-                            }
-                        };
+                        const int phase = pod_phase.value_or(-1);
                         if (d.action == Action::Resize) {
-                            try {
-                                api("resize", [&] { return kube_.resize(ns, name, resize_body(d.resized)); });
-                                ps.gate.last_resize = now;
-                                ps.gate.backoff_level = 0;
-                                ps.blocked.clear();
-                                ++summary.resizes;
-                                if (hooks_.resize) hooks_.resize("ok");
-                                record("Resize", "Resized");
-                                const std::string container = d.resized.front().name;
-                                state.last_resize = {{"time", format_time(now)}, {"pod", name}, {"container", container}, {"result", "Resized"}};
-                                log("info", "resized", {{"pod", pod_key}, {"message", d.message}});
-                                try {
-                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Normal, "Resized", d.message); });
-                                } catch (const std::exception& e) {
-                                    log("warning", "event not recorded", {{"pod", pod_key}, {"error", e.what()}});
-                                }
-                            } catch (const std::exception& e) {
-                                ++summary.resize_errors;
-                                if (hooks_.resize) hooks_.resize("error");
-                                ps.gate.backoff_until = now + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, ps.gate.backoff_level));
-                                ps.gate.backoff_level = std::min(ps.gate.backoff_level + 1, 30);
-                                blocked_reason = "ResizeFailed";
-                                blocked_message = pod_key + ": " + e.what();
-                                record("Blocked", "ResizeFailed");
-                                state.last_resize = {{"time", format_time(now)}, {"pod", name}, {"container", d.resized.front().name}, {"result", "Failed"}};
-                                log("error", "resize failed", {{"pod", pod_key}, {"error", e.what()}});
-                                try {
-                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Warning, "ResizeFailed", e.what()); });
-                                } catch (const std::exception&) {
-                                }
-                            }
+                            ps.resize_queued = true;
+                            ps.gate.last_resize = now;  // the cooldown runs from the decision
+                            ++summary.resizes;
+                            const json body = resize_body(d.resized);
+                            writes_.submit(
+                                "resize/" + pod_key,
+                                [this, ns, name, body] { api("resize", [&] { return kube_.resize(ns, name, body); }); },
+                                [this, key = w.key, pod_key, ref = kube::reference_to(*pod), d, phase, now](const std::string& error) {
+                                    resize_done(key, pod_key, ref, d, phase, now, error);
+                                });
                         } else if (d.action == Action::Blocked) {
                             ++summary.blocked;
                             blocked_reason = d.reason;
@@ -544,25 +597,31 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
                             if (ps.blocked != d.reason) {
                                 ps.blocked = d.reason;
                                 if (hooks_.resize) hooks_.resize("blocked");
-                                record("Blocked", d.reason);
+                                remember_targets(state, name, d.resized.empty() ? targets : d.resized, phase, "Blocked", d.reason, now);
                                 log("warning", "resize blocked", {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
-                                try {
-                                    api("event", [&] { return events_.record(kube::reference_to(*pod), kube::EventType::Warning, "ResizeBlocked", d.reason + ": " + d.message); });
-                                } catch (const std::exception& e) {
-                                    log("warning", "event not recorded", {{"pod", pod_key}, {"error", e.what()}});
-                                }
+                                record_event(kube::reference_to(*pod), kube::EventType::Warning, "ResizeBlocked",
+                                             d.reason + ": " + d.message);
                             }
                         }
                     }
 
                     const json patch = marks_patch(*pod, marks);
-                    if (!patch.is_null()) {
-                        try {
-                            api("patch", [&] { return kube_.patch(kube::resources::pods, ns, name, patch, kube::PatchType::Merge); });
-                            ++summary.pod_patches;
-                        } catch (const std::exception& e) {
-                            log("warning", "pod patch failed", {{"pod", pod_key}, {"error", e.what()}});
-                        }
+                    if (patch.is_null()) {
+                        ps.marks_sent.clear();
+                    } else if (const std::string text = patch.dump(); text != ps.marks_sent) {
+                        // Not again while the same patch is on its way (the cache shows it later).
+                        ps.marks_sent = text;
+                        ++summary.pod_patches;
+                        writes_.submit(
+                            "marks/" + pod_key,
+                            [this, ns, name, patch] {
+                                api("patch", [&] { return kube_.patch(kube::resources::pods, ns, name, patch, kube::PatchType::Merge); });
+                            },
+                            [this, pod_key](const std::string& error) {
+                                if (error.empty()) return;
+                                if (auto it = pods_.find(pod_key); it != pods_.end()) it->second.marks_sent.clear();
+                                log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
+                            });
                     }
                 }
             }
@@ -593,6 +652,12 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
                 else set_condition(state, "MetricsAvailable", true, "MetricsFound",
                                    std::to_string(observed) + " containers", now, gen);
             }
+            if (blocked_reason.empty() && !state.failed_reason.empty()) {
+                blocked_reason = state.failed_reason;
+                blocked_message = state.failed_message;
+            }
+            state.failed_reason.clear();
+            state.failed_message.clear();
             if (blocked_reason.empty() && !w.vpa_pods.empty()) {
                 blocked_reason = "VPAControlled";
                 blocked_message = std::to_string(w.vpa_pods.size()) +
@@ -616,16 +681,19 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
                 if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
                     for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
                         if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
-                try {
-                    const std::string name = str(*w.object, "metadata", "name");
-                    api("status", [&] {
-                        return kube_.patch(kube::resources::phase_autoscalers, ns, name, {{"status", status}},
-                                           kube::PatchType::Merge, kube::PatchOptions{"", false, "status", false});
+                const std::string name = str(*w.object, "metadata", "name");
+                ++summary.status_updates;
+                writes_.submit(
+                    "status/" + w.key,
+                    [this, ns, name, body = json{{"status", status}}] {
+                        api("status", [&] {
+                            return kube_.patch(kube::resources::phase_autoscalers, ns, name, body, kube::PatchType::Merge,
+                                               kube::PatchOptions{"", false, "status", false});
+                        });
+                    },
+                    [this, key = w.key](const std::string& error) {
+                        if (!error.empty()) log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
                     });
-                    ++summary.status_updates;
-                } catch (const std::exception& e) {
-                    log("warning", "status update failed", {{"autoscaler", w.key}, {"error", e.what()}});
-                }
             }
         }
     }
@@ -635,6 +703,7 @@ TickSummary Reconciler::tick(const std::vector<json>& autoscaler_objects, const 
     std::erase_if(pods_, [](const auto& e) { return !e.second.seen; });
     std::erase_if(autoscalers_, [](const auto& e) { return !e.second.seen; });
     if (hooks_.pods_tracked) hooks_.pods_tracked(summary.pods_tracked);
+    summary.writes_waiting = writes_.waiting();
     return summary;
 }
 

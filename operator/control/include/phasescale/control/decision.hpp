@@ -77,6 +77,12 @@ json resize_body(const std::vector<ContainerTarget>& targets);
 // The recommendation annotation: {"container": {"requests": {...}, "limits": {...}}}.
 json recommendation_json(const std::vector<ContainerTarget>& targets);
 
+// Whether `targets` differ from the recommendation annotation a pod carries (its text, if any)
+// by more than `min_change` in a request, or in their containers: only then is the annotation
+// rewritten, so that small moves of a recommendation cost no API write.
+bool recommendation_moved(const std::optional<std::string>& annotated, const std::vector<ContainerTarget>& targets,
+                          double min_change);
+
 inline constexpr const char* kPhaseLabel = "phasescale.io/phase";
 inline constexpr const char* kPhaseNameAnnotation = "phasescale.io/phase-name";
 inline constexpr const char* kPhaseSinceAnnotation = "phasescale.io/phase-since";

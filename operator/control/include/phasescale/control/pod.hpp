@@ -25,6 +25,11 @@ struct ContainerResources {
     ResourceValues limits;
 };
 
+// Reduces a pod to what the functions here and the controller read: identity, labels, owner,
+// the phasescale.io annotations, containers' resources and resize policies, phase, conditions
+// and container statuses. The informer stores pods in this form (a tenth of their size).
+void trim_pod(json& pod);
+
 // Running and not being deleted.
 bool pod_running(const json& pod);
 std::string pod_name(const json& pod);

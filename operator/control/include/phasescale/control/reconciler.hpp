@@ -3,6 +3,11 @@
 // trackers, and act by mode: label (all modes), annotate (Recommend, InPlace), resize (InPlace).
 // The status is written at most once per tick per PhaseAutoscaler, and only when it changed.
 // Nothing here throws out of tick(): a bad spec, model or answer becomes a condition.
+//
+// The tick decides; its API writes (pod marks, resizes, Events, status) go to a WriteQueue and
+// are sent by its workers, so a tick over thousands of pods does not wait for each write. What
+// a write returned is taken in at the start of the next tick (a failed resize backs off and
+// shows in the ResizeBlocked condition then).
 #pragma once
 
 #include <chrono>
@@ -24,6 +29,7 @@
 #include "phasescale/control/decision.hpp"
 #include "phasescale/control/spec.hpp"
 #include "phasescale/control/tracker.hpp"
+#include "phasescale/control/write_queue.hpp"
 
 namespace phasescale::control {
 
@@ -38,9 +44,12 @@ struct ReconcilerOptions {
     std::string field_manager = "phasescale-operator";
     std::size_t max_recent_decisions = 20;
     std::chrono::milliseconds prometheus_timeout{10000};
+    // Threads sending the API writes (the client's QPS and burst limit them too).
+    std::size_t write_workers = 8;
 };
 
-// Optional callbacks, for the operator's own metrics and logs. Called on the tick's thread.
+// Optional callbacks, for the operator's own metrics and logs. Called on the tick's thread, but
+// api_request, which the write workers call too.
 struct ReconcilerHooks {
     std::function<void(std::size_t pods)> pods_tracked;
     std::function<void()> phase_transition;
@@ -60,6 +69,8 @@ struct TickSummary {
     std::size_t blocked = 0;
     std::size_t pod_patches = 0;
     std::size_t status_updates = 0;
+    std::size_t writes_completed = 0;  // writes of earlier ticks whose result this tick took in
+    std::size_t writes_waiting = 0;    // queued, not yet sent, when the tick ended
 };
 
 class Reconciler {
@@ -78,7 +89,12 @@ public:
     // One pass over the informers' stores, at `now` (unix seconds).
     TickSummary tick(double now);
     // The same over given objects (tests, benchmarks).
-    TickSummary tick(const std::vector<nlohmann::json>& autoscalers, const std::vector<nlohmann::json>& pods, double now);
+    TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers, const std::vector<kube::Store::ObjectPtr>& pods,
+                     double now);
+    // Waits for every queued write and takes in the results (tests, a clean shutdown).
+    void flush();
+    // Forgets the writes not sent yet (this replica stopped leading).
+    std::size_t drop_pending_writes();
 
 private:
     struct ModelEntry {
@@ -99,13 +115,17 @@ private:
         std::string uid;
         PodGate gate;
         bool seen = false;
-        std::string blocked;  // the last reason a resize was blocked, until one is made
+        std::string blocked;      // the last reason a resize was blocked, until one is made
+        bool resize_queued = false;  // a resize is queued or being sent
+        std::string marks_sent;   // the marks patch queued last, until the pod shows it
     };
     struct AutoscalerState {
         std::set<int> phases_seen;
         nlohmann::json recent = nlohmann::json::array();
         nlohmann::json last_resize;
         nlohmann::json conditions = nlohmann::json::array();
+        // A resize that failed since the last status: shown in ResizeBlocked once.
+        std::string failed_reason, failed_message;
         bool seen = false;
     };
 
@@ -118,6 +138,13 @@ private:
     template <class F>
     auto api(const char* verb, F&& f) -> decltype(f());
     void remember(AutoscalerState& state, nlohmann::json decision);
+    void remember_targets(AutoscalerState& state, const std::string& pod, const std::vector<ContainerTarget>& targets,
+                          int phase, const std::string& action, const std::string& reason, double now);
+    void record_event(const kube::ObjectReference& pod, kube::EventType type, const std::string& reason,
+                      const std::string& message);
+    // The result of a queued resize, on the tick's thread.
+    void resize_done(const std::string& autoscaler, const std::string& pod_key, const kube::ObjectReference& pod,
+                     const PodDecision& decision, int phase, double decided, const std::string& error);
     void set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
                        const std::string& message, double now, long long generation);
 
@@ -142,6 +169,9 @@ private:
     std::map<std::string, VpaList> vpas_;  // by namespace
     std::optional<bool> vpa_installed_;
     double vpa_checked_ = 0;
+    std::uint64_t events_queued_ = 0;
+    // Last, so that it is destroyed first: its workers use the members above.
+    WriteQueue writes_;
 };
 
 }  // namespace phasescale::control
