@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Offline checks of the Helm chart and the plain manifests (no cluster needed):
+#   - helm lint --strict, with the default values and with every optional part turned on;
+#   - helm template: the Deployment's security (non-root numeric user, read-only root
+#     filesystem, every capability dropped, no privilege escalation, seccomp RuntimeDefault),
+#     probes (/healthz liveness, /readyz readiness), resource requests; --leader-elect and the
+#     Lease rules exactly when leader election is on (forced for replicas > 1); --namespaces
+#     and RoleBindings per watched namespace; the Prometheus token Secret and its mount; the
+#     ServiceMonitor; rbac.create=false; the model ConfigMaps; bad values refused;
+#   - deploy/ is the chart's default rendering (release phasescale, namespace
+#     phasescale-system): the same objects, the same RBAC rules and bindings, the same
+#     Deployment, Service and ServiceMonitor, but for labels;
+#   - helm/phasescale/crds/ is byte for byte crds/ (one source of truth: crds/);
+#   - the Grafana dashboard is valid JSON and every phasescale_* metric it uses is one the
+#     operator defines.
+# Usage: template-test.sh SOURCE_DIR   (helm: $PHASESCALE_HELM, else tests/helm/build.sh's)
+set -euo pipefail
+root=$1
+here=$(cd "$(dirname "$0")" && pwd)
+helm=${PHASESCALE_HELM:-$("$here/build.sh")}
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+chart=$root/helm/phasescale
+work=$(mktemp -d "${TMPDIR:-/tmp}/phasescale-helm-template.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+kv=(--kube-version 1.35.0)
+
+# render NAME [HELM ARGS...]: helm template of the chart into $work/NAME.json (a JSON object per line)
+render() {
+    local name=$1; shift
+    "$helm" template phasescale "$chart" -n phasescale-system "${kv[@]}" "$@" > "$work/$name.yaml" &&
+        yaml2json "$helm" "$work/$name.yaml" > "$work/$name.json"
+}
+obj() {  # obj NAME KIND [NAME]: the object(s) of a rendering
+    jq -c --arg k "$2" --arg n "${3:-}" 'select(.kind == $k and ($n == "" or .metadata.name == $n))' "$work/$1.json"
+}
+container() { obj "$1" Deployment | jq -c '.spec.template.spec.containers[0]'; }
+args() { container "$1" | jq -r '.args[]'; }
+has_arg() { args "$1" | grep -qxF -- "$2"; }
+jtest() {  # jtest NAME KIND JQ-EXPRESSION: true when the expression holds for the object
+    obj "$1" "$2" | jq -e "$3" > /dev/null
+}
+jqe() {  # jqe JQ-EXPRESSION FILE: the expression gives at least one value, and only true ones
+    jq -s -e "[.[] | $1] | length > 0 and all" "$2" > /dev/null
+}
+export -f jqe
+
+# ---------------------------------------------------------------- lint
+check "helm lint --strict (default values)" "$helm" lint --strict "$chart" "${kv[@]}" > "$work/lint.txt"
+printf '{"format":"phasescale-model"}' > "$work/model.json"
+check "helm lint --strict (everything on)" "$helm" lint --strict "$chart" "${kv[@]}" --set replicaCount=2 \
+    --set 'watchNamespaces={team-a,team-b}' --set prometheus.token=t0ken --set serviceMonitor.enabled=true \
+    --set-file model.file="$work/model.json" --set 'model.namespaces={team-a}' > "$work/lint2.txt"
+
+# ---------------------------------------------------------------- defaults
+render default
+check "default: the objects are ServiceAccount, 2 ClusterRoles, 2 ClusterRoleBindings, Role, RoleBinding, Service, Deployment" \
+    test "$(jq -r '.kind' "$work/default.json" | sort | tr '\n' ' ')" == \
+    "ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding Deployment Role RoleBinding Service ServiceAccount "
+check "pod: runAsNonRoot with a numeric non-root user" jtest default Deployment \
+    '.spec.template.spec.securityContext | .runAsNonRoot == true and (.runAsUser | type == "number" and . > 0)'
+check "pod: seccomp RuntimeDefault" jtest default Deployment '.spec.template.spec.securityContext.seccompProfile.type == "RuntimeDefault"'
+check "container: read-only root filesystem, no privilege escalation, runAsNonRoot" jtest default Deployment \
+    '.spec.template.spec.containers[0].securityContext | .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false and .runAsNonRoot == true'
+check "container: every capability dropped, none added" jtest default Deployment \
+    '.spec.template.spec.containers[0].securityContext.capabilities | .drop == ["ALL"] and (has("add") | not)'
+check "container: seccomp RuntimeDefault" jtest default Deployment \
+    '.spec.template.spec.containers[0].securityContext.seccompProfile.type == "RuntimeDefault"'
+check "no privileged container, no host namespaces or host paths" jtest default Deployment \
+    '.spec.template.spec | (.hostNetwork // false) == false and (.hostPID // false) == false and ([.volumes[]? | select(has("hostPath"))] | length == 0) and ([.containers[].securityContext.privileged // false] | any | not)'
+check "liveness probe: GET /healthz on the metrics port" jtest default Deployment \
+    '.spec.template.spec.containers[0].livenessProbe.httpGet | .path == "/healthz" and .port == "metrics"'
+check "readiness probe: GET /readyz on the metrics port" jtest default Deployment \
+    '.spec.template.spec.containers[0].readinessProbe.httpGet | .path == "/readyz" and .port == "metrics"'
+check "the metrics port is the one --metrics-addr serves" bash -c \
+    "[[ \$(jq -r '.spec.template.spec.containers[0].ports[] | select(.name == \"metrics\") | .containerPort' <<< '$(obj default Deployment)') == 8080 ]] && grep -qx -- '--metrics-addr=0.0.0.0:8080' <<< '$(args default)'"
+check "resource requests for cpu and memory, a memory limit" jtest default Deployment \
+    '.spec.template.spec.containers[0].resources | (.requests.cpu and .requests.memory and .limits.memory) != null'
+check "default: --leader-elect with the Lease in the release namespace" bash -c \
+    "grep -qx -- --leader-elect <<< '$(args default)' && grep -qx -- --lease-namespace=phasescale-system <<< '$(args default)' && grep -qx -- --lease-name=phasescale-operator <<< '$(args default)'"
+check "default: no --namespaces (all namespaces), bound by a ClusterRoleBinding" bash -c \
+    "! grep -q -- '^--namespaces' <<< '$(args default)' && jqe 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator\")' '$work/default.json' > /dev/null"
+check "default: the Prometheus URL, tick and scrape interval flags" bash -c \
+    "grep -qx -- --prometheus-url=http://prometheus-operated.monitoring.svc:9090 <<< '$(args default)' && grep -qx -- --tick=15s <<< '$(args default)' && grep -qx -- --scrape-interval=15s <<< '$(args default)'"
+check "default: no Prometheus token, no Secret" bash -c "! grep -q -- --prometheus-token-file <<< '$(args default)' && [[ -z \$(jq -c 'select(.kind == \"Secret\")' '$work/default.json') ]]"
+check "default: the image is repository:appVersion" test "$(container default | jq -r .image)" == "phasescale:0.1.0"
+check "the Service selects the Deployment's pods, port metrics" bash -c \
+    "[[ \$(jq -c '.spec.selector' <<< '$(obj default Service)') == \$(jq -c '.spec.template.metadata.labels' <<< '$(obj default Deployment)') ]] && jq -e '.spec.ports[0].targetPort == \"metrics\"' <<< '$(obj default Service)' > /dev/null"
+check "every binding names the chart's ServiceAccount" bash -c \
+    "jq -e -s '[.[] | select(.kind | test(\"Binding\")) | .subjects == [{\"kind\":\"ServiceAccount\",\"name\":\"phasescale-operator\",\"namespace\":\"phasescale-system\"}]] | (all and length == 3)' '$work/default.json' > /dev/null"
+check "no wildcard, no secrets, no delete/escalate/bind/impersonate in any rule" bash -c \
+    "jq -e -s '[.[] | select(.kind == \"ClusterRole\" or .kind == \"Role\") | .rules[] | (.verbs + .resources + .apiGroups)[]] | all(. != \"*\" and . != \"secrets\" and . != \"delete\" and . != \"deletecollection\" and . != \"escalate\" and . != \"bind\" and . != \"impersonate\")' '$work/default.json' > /dev/null"
+check "every rule verb carries a comment that says why" bash -c \
+    "awk '/^rules:/ {r = 1} /^---/ {r = 0} r && /^ *- (list|watch|get|patch|create|update)( |\$)/ && !/#/ {bad = 1; print} END {exit bad}' '$work/default.yaml'"
+
+# ---------------------------------------------------------------- replicas and leader election
+render replicas2 --set replicaCount=2
+check "replicas 2: --leader-elect, Lease Role, RollingUpdate" bash -c \
+    "grep -qx -- --leader-elect <<< '$(args replicas2)' && [[ \$(jq -r 'select(.kind == \"Role\") | .metadata.name' '$work/replicas2.json') == phasescale-operator-leader-election ]] && [[ \$(jq -r 'select(.kind == \"Deployment\") | .spec.replicas, .spec.strategy.type' '$work/replicas2.json' | tr '\n' ' ') == '2 RollingUpdate ' ]]"
+render single --set leaderElection.enabled=false
+check "one replica without leader election: no --leader-elect, no Lease rules, Recreate" bash -c \
+    "! grep -q -- '--lease\|--leader-elect' <<< '$(args single)' && [[ -z \$(jq -c 'select(.kind == \"Role\" or .kind == \"RoleBinding\")' '$work/single.json') ]] && jqe 'select(.kind == \"Deployment\") | .spec.strategy.type == \"Recreate\"' '$work/single.json' > /dev/null"
+check "replicas 2 without leader election is refused" bash -c \
+    "! '$helm' template phasescale '$chart' ${kv[*]} --set replicaCount=2 --set leaderElection.enabled=false > /dev/null 2> '$work/err.txt' && grep -q 'replicaCount > 1 needs leaderElection.enabled' '$work/err.txt'"
+render lease --set leaderElection.leaseName=my-lease
+check "leaderElection.leaseName: the flag and the Role's resourceNames" bash -c \
+    "grep -qx -- --lease-name=my-lease <<< '$(args lease)' && jqe 'select(.kind == \"Role\") | .rules[1].resourceNames == [\"my-lease\"]' '$work/lease.json' > /dev/null"
+
+# ---------------------------------------------------------------- namespaces
+render ns --set 'watchNamespaces={team-a,team-b}'
+check "watchNamespaces: --namespaces=team-a,team-b" has_arg ns --namespaces=team-a,team-b
+check "watchNamespaces: a RoleBinding to the operator's ClusterRole in each, no ClusterRoleBinding for it" bash -c \
+    "[[ \$(jq -r 'select(.kind == \"RoleBinding\" and .roleRef.name == \"phasescale-operator\") | .metadata.namespace' '$work/ns.json' | sort | tr '\n' ' ') == 'team-a team-b ' ]] && [[ -z \$(jq -c 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator\")' '$work/ns.json') ]]"
+check "watchNamespaces: the CRD check stays cluster-wide" bash -c \
+    "jqe 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator-crd-check\")' '$work/ns.json' > /dev/null"
+
+# ---------------------------------------------------------------- Prometheus credentials
+render token --set prometheus.token=s3cret
+check "prometheus.token: a Secret holding it" bash -c \
+    "[[ \$(jq -r 'select(.kind == \"Secret\") | .data.token' '$work/token.json' | base64 -d) == s3cret ]]"
+check "prometheus.token: mounted and passed as --prometheus-token-file" bash -c \
+    "grep -qx -- --prometheus-token-file=/var/run/secrets/phasescale/prometheus/token <<< '$(args token)' && jqe 'select(.kind == \"Deployment\") | .spec.template.spec.volumes[] | select(.name == \"prometheus-credentials\") | .secret.secretName == \"phasescale-prometheus\"' '$work/token.json' > /dev/null && jq -e '.volumeMounts[] | select(.mountPath == \"/var/run/secrets/phasescale/prometheus\") | .readOnly' <<< '$(container token)' > /dev/null"
+render existing --set prometheus.existingSecret=prom-creds --set prometheus.secretKey=bearer
+check "prometheus.existingSecret: that Secret mounted, its key passed, no Secret created" bash -c \
+    "grep -qx -- --prometheus-token-file=/var/run/secrets/phasescale/prometheus/bearer <<< '$(args existing)' && jqe 'select(.kind == \"Deployment\") | .spec.template.spec.volumes[] | select(.name == \"prometheus-credentials\") | .secret.secretName == \"prom-creds\"' '$work/existing.json' > /dev/null && [[ -z \$(jq -c 'select(.kind == \"Secret\")' '$work/existing.json') ]]"
+check "an empty prometheus.url is refused" bash -c "! '$helm' template p '$chart' ${kv[*]} --set prometheus.url= > /dev/null 2>&1"
+
+# ---------------------------------------------------------------- other values
+render sm --set serviceMonitor.enabled=true --set serviceMonitor.labels.release=kps
+check "serviceMonitor.enabled: a ServiceMonitor on the metrics port, with the extra labels" bash -c \
+    "jqe 'select(.kind == \"ServiceMonitor\") | .spec.endpoints[0].port == \"metrics\" and .metadata.labels.release == \"kps\"' '$work/sm.json' > /dev/null"
+check "default: no ServiceMonitor" bash -c "[[ -z \$(jq -c 'select(.kind == \"ServiceMonitor\")' '$work/default.json') ]]"
+render norbac --set rbac.create=false
+check "rbac.create=false: no Role, ClusterRole or binding" bash -c \
+    "[[ -z \$(jq -c 'select(.kind | test(\"Role\"))' '$work/norbac.json') ]]"
+render model --set-file model.file="$root/model/pretrained/default.model.json" --set 'model.namespaces={team-a,team-b}'
+check "model.file: a ConfigMap in each namespace, holding the file byte for byte" bash -c \
+    "for ns in team-a team-b; do jq -j --arg ns \$ns 'select(.kind == \"ConfigMap\" and .metadata.namespace == \$ns) | .data[\"model.json\"]' '$work/model.json' | cmp -s - '$root/model/pretrained/default.model.json' || exit 1; done"
+render digest --set image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+check "image.digest pins the image" test "$(container digest | jq -r .image)" == \
+    "phasescale@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+render extra --set logLevel=debug --set 'extraArgs={--prometheus-timeout=20s}'
+check "logLevel and extraArgs reach the command line" bash -c \
+    "grep -qx -- --log-level=debug <<< '$(args extra)' && grep -qx -- --prometheus-timeout=20s <<< '$(args extra)'"
+
+# ---------------------------------------------------------------- the CRD: one source of truth
+check "helm/phasescale/crds/ holds exactly the files of crds/" test \
+    "$(cd "$root/crds" && ls)" == "$(cd "$chart/crds" && ls)"
+same_crds() {
+    local f
+    for f in "$root"/crds/*; do cmp "$f" "$chart/crds/$(basename "$f")" || return 1; done
+}
+check "helm/phasescale/crds/ is byte for byte crds/ (cp crds/* helm/phasescale/crds/ after a change)" same_crds
+
+# ---------------------------------------------------------------- deploy/ against the chart
+yaml2json "$helm" "$root"/deploy/*.yaml > "$work/deploy.json"
+yaml2json "$helm" "$root"/deploy/monitoring/*.yaml > "$work/deploy-monitoring.json"
+# The comparable part of an object: everything but labels and annotations.
+norm() { jq -S -c 'del(.metadata.labels, .metadata.annotations)' "$@" | sort; }
+ids() { jq -r '[.kind, .metadata.namespace // "", .metadata.name] | join("/")' "$@" | sort; }
+check "deploy/ has a Namespace phasescale-system" bash -c \
+    "jqe 'select(.kind == \"Namespace\" and .metadata.name == \"phasescale-system\")' '$work/deploy.json' > /dev/null"
+jq -c 'select(.kind != "Namespace")' "$work/deploy.json" > "$work/deploy-objects.json"
+check "deploy/ and the chart's default rendering have the same objects" \
+    test "$(ids "$work/deploy-objects.json")" == "$(ids "$work/default.json")"
+for kind in ClusterRole ClusterRoleBinding Role RoleBinding ServiceAccount Deployment Service; do
+    check "deploy/ and the chart agree on every $kind (labels aside)" test \
+        "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/deploy-objects.json" | norm)" == \
+        "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/default.json" | norm)"
+done
+check "deploy/monitoring/ is the chart's ServiceMonitor (labels aside)" test \
+    "$(jq -c 'select(.kind == "ServiceMonitor")' "$work/deploy-monitoring.json" | norm)" == \
+    "$(render smd --set serviceMonitor.enabled=true && jq -c 'select(.kind == "ServiceMonitor")' "$work/smd.json" | norm)"
+check "deploy/ keeps the comments that justify each verb" bash -c \
+    "awk '/^rules:/ {r = 1} /^---/ {r = 0} r && /^ *- (list|watch|get|patch|create|update)( |\$)/ && !/#/ {bad = 1; print} END {exit bad}' '$root/deploy/10-rbac.yaml'"
+
+# ---------------------------------------------------------------- Grafana dashboard
+dashboard=$root/deploy/grafana/phasescale-dashboard.json
+check "the dashboard is valid JSON with unique panel ids and a datasource variable" jq -e \
+    '([.panels[].id] | length == (unique | length)) and ([.templating.list[].name] | index("datasource") != null)' "$dashboard" > /dev/null
+defined=$(grep -oE 'Name\("phasescale_[a-z_]+"\)' "$root/operator/main.cpp" | sed -E 's/Name\("(.*)"\)/\1/' | sort -u)
+used=$(jq -r '.. | .expr? // empty' "$dashboard" | grep -oE '(^|[^a-z_])phasescale_[a-z_]+' | sed -E 's/^[^p]//' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
+unknown_metrics() { comm -23 <(echo "$used") <(echo "$defined"); }
+check "every phasescale_* metric of the dashboard is defined in operator/main.cpp ($(echo $used | wc -w) used)" \
+    test -z "$(unknown_metrics)"
+# Not a failure (the operator may gain a metric before the dashboard a panel), but said.
+missing=$(comm -13 <(echo "$used") <(echo "$defined") | tr '\n' ' ')
+[[ -z ${missing// } ]] || echo "note: metrics the operator defines that the dashboard does not show: $missing"
+[[ -z $(unknown_metrics) ]] || echo "  unknown: $(unknown_metrics | tr '\n' ' ')"
+
+summary helm-template
