@@ -27,6 +27,8 @@ Command add_predict_command(CLI::App& parent);
 Command add_inspect_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);
 Command add_simulate_command(CLI::App& parent);
+Command add_cluster_sim_command(CLI::App& parent);
+Command add_cluster_gen_command(CLI::App& parent);
 
 // The options of `train` that shape a model (features, sizes, SGD, k-means, seed), shared with
 // `simulate`, which trains a model per fold; and the check of their column lists.

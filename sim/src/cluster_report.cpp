@@ -1,0 +1,225 @@
+// The cluster simulator's reports. The HTML page is self-contained: a table and step charts drawn
+// here as inline SVG (queue length, GPUs in use per pool, loaned servers over time).
+
+#include <phasescale/sim/cluster_report.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+namespace phasescale::sim {
+namespace {
+
+double ratio(double baseline, double other) { return other > 0 ? baseline / other : 0; }
+
+nlohmann::json metrics_json(const ClusterMetrics& m) {
+  return {{"avg_queue_s", m.avg_queue_s},
+          {"p95_queue_s", m.p95_queue_s},
+          {"avg_jct_s", m.avg_jct_s},
+          {"p95_jct_s", m.p95_jct_s},
+          {"gpu_usage", m.gpu_usage},
+          {"training_pool_usage", m.training_pool_usage},
+          {"inference_pool_usage", m.inference_pool_usage},
+          {"loaned_gpu_usage", m.loaned_gpu_usage},
+          {"preemptions", m.preemptions},
+          {"shrinks", m.shrinks},
+          {"loans", m.loans},
+          {"reclaims", m.reclaims},
+          {"avg_loaned_servers", m.avg_loaned_servers},
+          {"jobs", m.jobs},
+          {"elastic_jobs", m.elastic_jobs},
+          {"rejected_jobs", m.rejected},
+          {"makespan_s", m.makespan_s},
+          {"events", m.events}};
+}
+
+const ClusterResult* find(const ClusterReport& r, ClusterPolicy p) {
+  for (const auto& result : r.results) {
+    if (result.policy == p) return &result;
+  }
+  return nullptr;
+}
+
+// ---- HTML
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string format(const char* f, double x) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, f, x);
+  return buffer;
+}
+
+std::string hours(double s) { return format("%.2f h", s / 3600); }
+std::string percent(double share) { return format("%.1f%%", 100 * share); }
+
+const char* colour(ClusterPolicy p) {
+  switch (p) {
+    case ClusterPolicy::baseline: return "#d62728";
+    case ClusterPolicy::loan: return "#ff7f0e";
+    case ClusterPolicy::elastic: return "#2ca02c";
+    case ClusterPolicy::aryl: return "#1f5fbf";
+  }
+  return "#555";
+}
+
+struct Line {
+  std::string name, colour;
+  std::vector<std::pair<double, double>> points;  // (time s, value)
+};
+
+// Step lines (a value holds until the next sample) over time in days.
+std::string step_chart(const std::string& title, const std::string& y_label, const std::vector<Line>& lines) {
+  constexpr double W = 900, H = 260, L = 60, R = 150, T = 28, B = 36;
+  double t_max = 0, y_max = 0;
+  for (const Line& l : lines) {
+    for (auto [t, v] : l.points) {
+      t_max = std::max(t_max, t);
+      y_max = std::max(y_max, v);
+    }
+  }
+  if (t_max <= 0) t_max = 1;
+  if (y_max <= 0) y_max = 1;
+  const double step = std::pow(10.0, std::floor(std::log10(y_max)));
+  y_max = std::ceil(y_max / step) * step;
+  auto x = [&](double t) { return L + t / t_max * (W - L - R); };
+  auto y = [&](double v) { return H - B - v / y_max * (H - T - B); };
+  std::ostringstream svg;
+  svg << "<svg width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << ' ' << H
+      << "\" role=\"img\" aria-label=\"" << escape(title) << "\">\n";
+  svg << "<text x=\"" << L << "\" y=\"18\" class=\"title\">" << escape(title) << "</text>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double v = y_max * i / 4;
+    svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y(v) << "\" y2=\"" << y(v)
+        << "\" stroke=\"#e4e4e4\"/><text x=\"" << L - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">"
+        << format(y_max >= 10 ? "%.0f" : "%.2g", v) << "</text>\n";
+  }
+  const double days = t_max / 86400, day_step = days > 20 ? 5 : days > 6 ? 2 : days > 1 ? 1 : 0.25;
+  for (double d = 0; d <= days + 1e-9; d += day_step) {
+    svg << "<text x=\"" << x(d * 86400) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">"
+        << format("%g", d) << "</text>\n";
+  }
+  svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 4 << "\" text-anchor=\"middle\">days</text>\n";
+  svg << "<text transform=\"translate(14 " << (T + H - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
+      << escape(y_label) << "</text>\n";
+  int legend = 0;
+  for (const Line& l : lines) {
+    std::ostringstream d;
+    for (std::size_t i = 0; i < l.points.size(); ++i) {
+      const auto [t, v] = l.points[i];
+      if (i == 0) d << 'M' << format("%.1f", x(t)) << ',' << format("%.1f", y(v));
+      else d << 'H' << format("%.1f", x(t)) << 'V' << format("%.1f", y(v));
+    }
+    svg << "<path d=\"" << d.str() << "\" fill=\"none\" stroke=\"" << l.colour << "\" stroke-width=\"1.4\"/>\n";
+    const double ly = T + 14 + 18 * legend++;
+    svg << "<line x1=\"" << W - R + 12 << "\" x2=\"" << W - R + 32 << "\" y1=\"" << ly - 4 << "\" y2=\"" << ly - 4
+        << "\" stroke=\"" << l.colour << "\" stroke-width=\"3\"/><text x=\"" << W - R + 38 << "\" y=\"" << ly << "\">"
+        << escape(l.name) << "</text>\n";
+  }
+  svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << H - B << "\" y2=\"" << H - B
+      << "\" stroke=\"#555\"/>\n</svg>\n";
+  return svg.str();
+}
+
+Line series(const ClusterResult& r, const std::string& name, const std::string& colour,
+            const std::function<double(const TimelineSample&)>& value) {
+  Line line{name, colour, {}};
+  for (const TimelineSample& s : r.timeline) line.points.emplace_back(s.time_s, value(s));
+  return line;
+}
+
+}  // namespace
+
+nlohmann::json cluster_report_json(const ClusterReport& report) {
+  nlohmann::json policies = nlohmann::json::object();
+  for (const ClusterResult& r : report.results) policies[std::string(cluster_policy_name(r.policy))] = metrics_json(r.metrics);
+  const ClusterOptions& o = report.options;
+  nlohmann::json out = {
+      {"policies", policies},
+      {"cluster",
+       {{"training_servers", o.training_servers},
+        {"inference_servers", o.inference_servers},
+        {"gpus_per_server", o.gpus_per_server},
+        {"loaned_speed", o.loaned_speed},
+        {"knapsack", o.greedy_knapsack ? "greedy" : "dp"}}},
+      {"trace",
+       {{"jobs_source", report.jobs_source},
+        {"load_source", report.load_source},
+        {"jobs", report.jobs},
+        {"offered_gpus", report.offered_gpus}}},
+  };
+  // Aryl (or any policy) against the baseline, as the paper states its results.
+  if (const ClusterResult* base = find(report, ClusterPolicy::baseline)) {
+    nlohmann::json versus = nlohmann::json::object();
+    for (const ClusterResult& r : report.results) {
+      if (r.policy == ClusterPolicy::baseline) continue;
+      versus[std::string(cluster_policy_name(r.policy))] = {
+          {"queue_reduction", ratio(base->metrics.avg_queue_s, r.metrics.avg_queue_s)},
+          {"jct_reduction", ratio(base->metrics.avg_jct_s, r.metrics.avg_jct_s)},
+          {"usage_gain", base->metrics.gpu_usage > 0 ? r.metrics.gpu_usage / base->metrics.gpu_usage - 1 : 0.0}};
+    }
+    out["versus_baseline"] = versus;
+  }
+  return out;
+}
+
+std::string cluster_report_html(const ClusterReport& report) {
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>phasescale cluster-sim</title>\n"
+          "<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
+          "td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}"
+          "svg{display:block;margin:12px 0}svg text{font-size:11px;fill:#333}svg .title{font-size:13px;font-weight:600}"
+          "</style></head><body>\n";
+  const ClusterOptions& o = report.options;
+  html << "<h1>Cluster simulation</h1>\n<p>" << report.jobs << " jobs from " << escape(report.jobs_source)
+       << "; inference load from " << escape(report.load_source) << ". Training pool " << o.training_servers
+       << " servers, inference pool " << o.inference_servers << " servers, " << o.gpus_per_server
+       << " GPUs each; loaned GPUs train at " << format("%g", o.loaned_speed) << "x; offered load "
+       << format("%.1f", report.offered_gpus) << " GPUs on average.</p>\n";
+  html << "<table><tr><th>policy</th><th>avg queue</th><th>p95 queue</th><th>avg JCT</th><th>p95 JCT</th>"
+          "<th>GPU usage</th><th>training pool</th><th>inference pool</th><th>preemptions</th><th>shrinks</th>"
+          "<th>loans</th><th>reclaims</th></tr>\n";
+  for (const ClusterResult& r : report.results) {
+    const ClusterMetrics& m = r.metrics;
+    html << "<tr><td>" << cluster_policy_name(r.policy) << "</td><td>" << hours(m.avg_queue_s) << "</td><td>"
+         << hours(m.p95_queue_s) << "</td><td>" << hours(m.avg_jct_s) << "</td><td>" << hours(m.p95_jct_s)
+         << "</td><td>" << percent(m.gpu_usage) << "</td><td>" << percent(m.training_pool_usage) << "</td><td>"
+         << percent(m.inference_pool_usage) << "</td><td>" << m.preemptions << "</td><td>" << m.shrinks
+         << "</td><td>" << m.loans << "</td><td>" << m.reclaims << "</td></tr>\n";
+  }
+  html << "</table>\n";
+
+  std::vector<Line> queue, loaned;
+  for (const ClusterResult& r : report.results) {
+    const std::string name(cluster_policy_name(r.policy));
+    queue.push_back(series(r, name, colour(r.policy), [](const TimelineSample& s) { return double(s.queued); }));
+    loaned.push_back(series(r, name, colour(r.policy), [](const TimelineSample& s) { return double(s.loaned_servers); }));
+  }
+  html << step_chart("Jobs waiting", "jobs", queue);
+  for (const ClusterResult& r : report.results) {
+    const std::string name(cluster_policy_name(r.policy));
+    html << step_chart("GPUs in use by pool: " + name, "GPUs",
+                       {series(r, "training pool", "#1f5fbf", [](const TimelineSample& s) { return double(s.training_gpus_used); }),
+                        series(r, "loaned (training)", "#2ca02c", [](const TimelineSample& s) { return double(s.loaned_gpus_used); }),
+                        series(r, "inference", "#d62728", [](const TimelineSample& s) { return double(s.inference_gpus_used); })});
+  }
+  html << step_chart("Loaned servers", "servers", loaned);
+  html << "</body></html>\n";
+  return html.str();
+}
+
+}  // namespace phasescale::sim
