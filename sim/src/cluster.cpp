@@ -113,6 +113,7 @@ class Simulator {
       advance(next);
       finish_jobs();
       while (next_arrival_ < arrivals_.size() && jobs_[arrivals_[next_arrival_]].spec->submit_s <= now_) {
+        active_.push_back(arrivals_[next_arrival_]);
         Job& job = jobs_[arrivals_[next_arrival_++]];
         job.state = JobState::waiting;
         job.wait_since = now_;
@@ -171,7 +172,8 @@ class Simulator {
     double next = std::numeric_limits<double>::infinity();
     if (next_arrival_ < arrivals_.size()) next = jobs_[arrivals_[next_arrival_]].spec->submit_s;
     if (next_load_ < load_.size()) next = std::min(next, load_[next_load_].time_s);
-    for (const Job& job : jobs_) {
+    for (std::size_t j : active_) {
+      const Job& job = jobs_[j];
       if (job.state == JobState::running) next = std::min(next, now_ + job.remaining_s / job.rate);
     }
     return std::max(next, now_);
@@ -180,8 +182,8 @@ class Simulator {
   void advance(double to) {
     const double dt = to - now_;
     if (dt > 0) {
-      for (Job& job : jobs_) {
-        if (job.state == JobState::running) job.remaining_s -= dt * job.rate;
+      for (std::size_t j : active_) {
+        if (jobs_[j].state == JobState::running) jobs_[j].remaining_s -= dt * jobs_[j].rate;
       }
       // Usage integrals over [0, horizon].
       const double from = std::clamp(now_, 0.0, horizon_), until = std::clamp(to, 0.0, horizon_);
@@ -197,7 +199,7 @@ class Simulator {
   }
 
   void finish_jobs() {
-    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    for (std::size_t i : active_) {
       Job& job = jobs_[i];
       if (job.state != JobState::running || job.remaining_s > kDoneSlack_s) continue;
       release(i);
@@ -206,6 +208,7 @@ class Simulator {
       result_.jobs[i].finish_s = now_;
       ++result_.jobs[i].finishes;
     }
+    std::erase_if(active_, [&](std::size_t j) { return jobs_[j].state == JobState::done; });
   }
 
   // ---- placements: the one place that changes who runs where
@@ -354,7 +357,7 @@ class Simulator {
   // Shortest remaining time first (at base demand); ties by submission, then input order.
   std::vector<std::size_t> by_remaining_time(JobState state) const {
     std::vector<std::size_t> order;
-    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    for (std::size_t j : active_) {
       if (jobs_[j].state == state) order.push_back(j);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -368,7 +371,7 @@ class Simulator {
     adjust_inference_pool();
 
     // Extra workers are re-planned from scratch: base demands come first.
-    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    for (std::size_t j : active_) {
       Job& job = jobs_[j];
       if (job.state != JobState::running) continue;
       // Off loaned servers first, so the base demand stays on the faster training pool.
@@ -396,7 +399,8 @@ class Simulator {
 
     if (scales(policy_)) grant_extra_workers();
 
-    for (Job& job : jobs_) {
+    for (std::size_t j : active_) {
+      Job& job = jobs_[j];
       if (job.state != JobState::running) continue;
       const double effective = (job.workers - job.loaned_workers) + options_.loaned_speed * job.loaned_workers;
       job.rate = job.curve.speedup(job.spec->min_workers, effective);
@@ -466,9 +470,9 @@ class Simulator {
     TimelineSample t;
     t.time_s = now_;
     const Usage u = usage();
-    for (const Job& job : jobs_) {
-      t.queued += job.state == JobState::waiting;
-      t.running += job.state == JobState::running;
+    for (std::size_t j : active_) {
+      t.queued += jobs_[j].state == JobState::waiting;
+      t.running += jobs_[j].state == JobState::running;
     }
     t.training_gpus_used = static_cast<int>(u.training);
     t.loaned_gpus_used = static_cast<int>(u.loaned);
@@ -532,6 +536,7 @@ class Simulator {
   std::vector<int> free_;             // free GPUs per server
   std::vector<Job> jobs_;
   std::vector<std::size_t> arrivals_;  // job indices by submit time
+  std::vector<std::size_t> active_;    // jobs waiting or running, by arrival
   std::size_t next_arrival_ = 0, next_load_ = 0;
   int needed_ = 0;                     // inference servers inference needs now
   double now_ = 0, horizon_ = 0, sample_every_ = 0;
