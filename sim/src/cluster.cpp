@@ -374,13 +374,16 @@ class Simulator {
     for (std::size_t j : active_) {
       Job& job = jobs_[j];
       if (job.state != JobState::running) continue;
-      // Off loaned servers first, so the base demand stays on the faster training pool.
+      // Off loaned servers first, so the base demand stays on the faster training pool; then off
+      // the servers where the job has the fewest workers, so that it stays packed and leaves
+      // whole servers free for jobs with large workers.
       while (job.workers > job.spec->min_workers) {
-        std::size_t from = job.placements.front().job;
+        const policy::Placement* from = &job.placements.front();
         for (const auto& p : job.placements) {
-          if (servers_[p.job].loaned && !servers_[from].loaned) from = p.job;
+          const bool loaned = servers_[p.job].loaned, from_loaned = servers_[from->job].loaned;
+          if (loaned != from_loaned ? loaned : p.workers < from->workers) from = &p;
         }
-        remove(j, from, job.workers - job.spec->min_workers);
+        remove(j, from->job, job.workers - job.spec->min_workers);
       }
     }
 

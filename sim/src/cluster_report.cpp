@@ -181,7 +181,7 @@ std::string cluster_report_html(const ClusterReport& report) {
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>phasescale cluster-sim</title>\n"
           "<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
-          "td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}"
+          "td,th{padding:4px 10px;white-space:nowrap;border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}"
           "svg{display:block;margin:12px 0}svg text{font-size:11px;fill:#333}svg .title{font-size:13px;font-weight:600}"
           "</style></head><body>\n";
   const ClusterOptions& o = report.options;
