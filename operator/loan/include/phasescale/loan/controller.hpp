@@ -1,0 +1,102 @@
+// The CapacityLoan controller: every reconcile, for each CapacityLoan (in name order), it reads
+// the nodes of its two pools and the pods on them (from informers that keep only what it reads),
+// and its elastic jobs with their scale subresources; decides with plan() (decision.hpp); and
+// writes the plan: node labels and taints (returns, then loans), evictions (policy/v1 Eviction) of
+// the training pods on returned nodes, the replicas of elastic jobs (PATCH .../scale), an Event per
+// action, and the CapacityLoan's status (only when it changed). Nothing throws out of reconcile():
+// a bad spec or a failed request becomes a condition, a log line and a retry next time.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <phasescale/kube/client.hpp>
+#include <phasescale/kube/events.hpp>
+#include <phasescale/kube/informer.hpp>
+
+#include "phasescale/loan/decision.hpp"
+#include "phasescale/loan/spec.hpp"
+
+namespace phasescale::loan {
+
+namespace resources {
+inline const kube::Resource capacity_loans{"phasescale.io", "v1alpha1", "capacityloans", "CapacityLoan", false};
+}
+
+struct ControllerOptions {
+    std::chrono::milliseconds interval{15000};  // between two reconciles in run()
+    std::string field_manager = "phasescale-operator";
+    std::size_t max_recent_decisions = 20;
+};
+
+struct ControllerHooks {
+    std::function<void(const std::string& level, const std::string& message, const nlohmann::json& fields)> log;
+};
+
+struct ReconcileSummary {
+    std::size_t loans = 0;  // CapacityLoans reconciled
+    std::size_t loaned = 0;
+    std::size_t returned = 0;
+    std::size_t evicted = 0;
+    std::size_t scaled = 0;
+    std::size_t errors = 0;
+    std::size_t status_updates = 0;
+};
+
+class Controller {
+public:
+    Controller(kube::Client kube, ControllerOptions options = {}, ControllerHooks hooks = {});
+    ~Controller();
+    Controller(const Controller&) = delete;
+    Controller& operator=(const Controller&) = delete;
+
+    // Informers of nodes and of bound, running pods.
+    void start();
+    void stop();
+    bool wait_for_sync(std::chrono::milliseconds timeout) const;
+
+    // One pass over every CapacityLoan, at `now` (unix seconds).
+    ReconcileSummary reconcile(double now);
+
+    // start(), then reconcile every options.interval while `active()` (e.g. while this replica
+    // leads; always when null) until `stop` is requested; then stop(). For a thread of its own.
+    void run(std::stop_token stop, const std::function<bool()>& active = {});
+
+private:
+    struct LoanState {
+        nlohmann::json decisions = nlohmann::json::array();
+    };
+    void reconcile_one(const nlohmann::json& loan, std::set<std::string>& claimed, double now, ReconcileSummary& sum);
+    void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
+    void event(const kube::ObjectReference& object, kube::EventType type, const std::string& reason,
+               const std::string& message);
+    void decide(LoanState& state, double now, const std::string& action, const std::string& object,
+                const std::string& message);
+
+    kube::Client kube_;
+    ControllerOptions options_;
+    ControllerHooks hooks_;
+    kube::EventRecorder events_;
+    std::unique_ptr<kube::Informer> nodes_;
+    std::unique_ptr<kube::Informer> pods_;
+    std::map<std::string, LoanState> loans_;
+};
+
+// What the informers keep of a node (name, labels, resourceVersion, taints, unschedulable,
+// allocatable) and of a pod (name, namespace, uid, labels, owner references, node, the
+// containers' requests, deletionTimestamp).
+void trim_node(nlohmann::json& node);
+void trim_pod(nlohmann::json& pod);
+
+// The sum of the containers' requests of `resource` (whole units) in a pod.
+int pod_requests(const nlohmann::json& pod, const std::string& resource);
+
+}  // namespace phasescale::loan

@@ -1,0 +1,316 @@
+#include "phasescale/loan/spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace phasescale::loan {
+
+bool LabelSelector::matches(const std::map<std::string, std::string>& labels) const {
+    for (const auto& [k, v] : match_labels) {
+        auto it = labels.find(k);
+        if (it == labels.end() || it->second != v) return false;
+    }
+    for (const SelectorRequirement& r : match_expressions) {
+        auto it = labels.find(r.key);
+        const bool has = it != labels.end();
+        const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+        if (r.op == "In" && !in) return false;
+        if (r.op == "NotIn" && in) return false;
+        if (r.op == "Exists" && !has) return false;
+        if (r.op == "DoesNotExist" && has) return false;
+    }
+    return true;
+}
+
+bool LabelSelector::matches(const json& object) const { return matches(labels_of(object)); }
+
+std::string LabelSelector::to_string() const {
+    std::string out;
+    auto add = [&out](const std::string& term) { out += (out.empty() ? "" : ",") + term; };
+    for (const auto& [k, v] : match_labels) add(k + "=" + v);
+    for (const SelectorRequirement& r : match_expressions) {
+        std::string values;
+        for (const std::string& v : r.values) values += (values.empty() ? "" : ",") + v;
+        if (r.op == "In") add(r.key + " in (" + values + ")");
+        else if (r.op == "NotIn") add(r.key + " notin (" + values + ")");
+        else if (r.op == "Exists") add(r.key);
+        else if (r.op == "DoesNotExist") add("!" + r.key);
+    }
+    return out;
+}
+
+std::map<std::string, std::string> labels_of(const json& object) {
+    std::map<std::string, std::string> labels;
+    if (!object.is_object() || !object.contains("metadata")) return labels;
+    const json& md = object["metadata"];
+    if (!md.is_object() || !md.contains("labels") || !md["labels"].is_object()) return labels;
+    for (auto it = md["labels"].begin(); it != md["labels"].end(); ++it)
+        if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
+    return labels;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) --e;
+    return s.substr(b, e - b);
+}
+
+bool valid_token(const std::string& s) {
+    if (s.empty()) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '/';
+    });
+}
+
+}  // namespace
+
+std::optional<LabelSelector> parse_selector_string(const std::string& text) {
+    LabelSelector sel;
+    // Split on commas outside parentheses.
+    std::vector<std::string> terms;
+    std::string cur;
+    int depth = 0;
+    for (char c : text) {
+        if (c == '(') ++depth;
+        if (c == ')') --depth;
+        if (depth < 0) return std::nullopt;
+        if (c == ',' && depth == 0) {
+            terms.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (depth != 0) return std::nullopt;
+    terms.push_back(cur);
+    if (terms.size() == 1 && trim(terms[0]).empty()) return sel;  // "" selects everything
+    for (const std::string& raw : terms) {
+        const std::string t = trim(raw);
+        if (t.empty()) return std::nullopt;
+        if (t[0] == '!') {
+            const std::string key = trim(t.substr(1));
+            if (!valid_token(key)) return std::nullopt;
+            sel.match_expressions.push_back({key, "DoesNotExist", {}});
+            continue;
+        }
+        std::size_t op = t.find("!=");
+        if (op != std::string::npos) {
+            const std::string key = trim(t.substr(0, op)), value = trim(t.substr(op + 2));
+            if (!valid_token(key)) return std::nullopt;
+            sel.match_expressions.push_back({key, "NotIn", {value}});
+            continue;
+        }
+        op = t.find('=');
+        if (op != std::string::npos) {
+            const std::string key = trim(t.substr(0, op));
+            std::string value = t.substr(op + 1);
+            if (!value.empty() && value[0] == '=') value = value.substr(1);
+            value = trim(value);
+            if (!valid_token(key) || (!value.empty() && !valid_token(value))) return std::nullopt;
+            sel.match_labels[key] = value;
+            continue;
+        }
+        const std::size_t paren = t.find('(');
+        if (paren != std::string::npos) {
+            if (t.back() != ')') return std::nullopt;
+            const std::string head = trim(t.substr(0, paren));
+            const std::size_t space = head.find_last_of(" \t");
+            if (space == std::string::npos) return std::nullopt;
+            const std::string key = trim(head.substr(0, space)), word = trim(head.substr(space + 1));
+            if (!valid_token(key) || (word != "in" && word != "notin")) return std::nullopt;
+            SelectorRequirement r{key, word == "in" ? "In" : "NotIn", {}};
+            std::string inner = t.substr(paren + 1, t.size() - paren - 2);
+            std::size_t start = 0;
+            while (start <= inner.size()) {
+                const std::size_t comma = inner.find(',', start);
+                const std::string v = trim(inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+                if (!v.empty()) r.values.push_back(v);
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+            if (r.values.empty()) return std::nullopt;
+            sel.match_expressions.push_back(std::move(r));
+            continue;
+        }
+        if (!valid_token(t)) return std::nullopt;
+        sel.match_expressions.push_back({t, "Exists", {}});
+    }
+    return sel;
+}
+
+std::string ParsedLoan::message() const {
+    std::string m;
+    for (const std::string& e : errors) m += (m.empty() ? "" : "; ") + e;
+    return m;
+}
+
+namespace {
+
+struct Reader {
+    std::vector<std::string>& errors;
+
+    void error(const std::string& field, const std::string& what) { errors.push_back("spec." + field + ": " + what); }
+
+    static bool present(const json& parent, const char* key) {
+        return parent.is_object() && parent.contains(key) && !parent[key].is_null();
+    }
+    const json* object(const json& parent, const char* key, const std::string& field, bool required = false) {
+        if (!present(parent, key)) {
+            if (required) error(field, "is required");
+            return nullptr;
+        }
+        if (!parent[key].is_object()) {
+            error(field, "expected an object");
+            return nullptr;
+        }
+        return &parent[key];
+    }
+    std::optional<std::string> string(const json& parent, const char* key, const std::string& field) {
+        if (!present(parent, key)) return std::nullopt;
+        if (!parent[key].is_string()) {
+            error(field, "expected a string");
+            return std::nullopt;
+        }
+        return parent[key].get<std::string>();
+    }
+    std::optional<double> number(const json& parent, const char* key, const std::string& field, double lo, double hi,
+                                 bool integer) {
+        if (!present(parent, key)) return std::nullopt;
+        const json& v = parent[key];
+        if (!v.is_number() || (integer && !v.is_number_integer())) {
+            error(field, integer ? "expected an integer" : "expected a number");
+            return std::nullopt;
+        }
+        const double d = v.get<double>();
+        if (!(d >= lo && d <= hi)) {
+            error(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + v.dump());
+            return std::nullopt;
+        }
+        return d;
+    }
+    std::optional<int> integer(const json& parent, const char* key, const std::string& field, int lo, int hi) {
+        auto d = number(parent, key, field, lo, hi, true);
+        if (!d) return std::nullopt;
+        return static_cast<int>(*d);
+    }
+
+    void selector(const json& parent, const char* key, const std::string& field, LabelSelector& out, bool required) {
+        const json* sel = object(parent, key, field, required);
+        if (sel == nullptr) return;
+        if (const json* ml = object(*sel, "matchLabels", field + ".matchLabels")) {
+            for (auto it = ml->begin(); it != ml->end(); ++it) {
+                if (!it.value().is_string()) {
+                    error(field + ".matchLabels." + it.key(), "expected a string");
+                    continue;
+                }
+                out.match_labels[it.key()] = it.value().get<std::string>();
+            }
+        }
+        if (!present(*sel, "matchExpressions")) return;
+        const json& me = (*sel)["matchExpressions"];
+        if (!me.is_array()) {
+            error(field + ".matchExpressions", "expected a list");
+            return;
+        }
+        for (std::size_t i = 0; i < me.size(); ++i) {
+            const std::string f = field + ".matchExpressions[" + std::to_string(i) + "]";
+            auto k = string(me[i], "key", f + ".key");
+            auto op = string(me[i], "operator", f + ".operator");
+            if (!k || k->empty()) {
+                error(f + ".key", "is required");
+                continue;
+            }
+            if (!op || (*op != "In" && *op != "NotIn" && *op != "Exists" && *op != "DoesNotExist")) {
+                error(f + ".operator", "must be In, NotIn, Exists or DoesNotExist");
+                continue;
+            }
+            SelectorRequirement r{*k, *op, {}};
+            if (me[i].contains("values") && me[i]["values"].is_array())
+                for (const json& v : me[i]["values"])
+                    if (v.is_string()) r.values.push_back(v.get<std::string>());
+            if ((r.op == "In" || r.op == "NotIn") == r.values.empty()) {
+                error(f + ".values", r.values.empty() ? "must not be empty for " + r.op : "must be empty for " + r.op);
+                continue;
+            }
+            out.match_expressions.push_back(std::move(r));
+        }
+    }
+};
+
+void read_job(Reader& r, const json& item, const std::string& field, std::vector<JobSource>& out) {
+    JobSource job;
+    if (!item.is_object()) {
+        r.error(field, "expected an object");
+        return;
+    }
+    job.resource.group = r.string(item, "group", field + ".group").value_or("");
+    auto version = r.string(item, "version", field + ".version");
+    auto plural = r.string(item, "resource", field + ".resource");
+    if (!version || version->empty()) r.error(field + ".version", "is required");
+    if (!plural || plural->empty()) r.error(field + ".resource", "is required");
+    job.resource.version = version.value_or("");
+    job.resource.plural = plural.value_or("");
+    job.resource.namespaced = true;
+    job.ns = r.string(item, "namespace", field + ".namespace").value_or("");
+    r.selector(item, "selector", field + ".selector", job.selector, false);
+    job.min_replicas = r.integer(item, "minReplicas", field + ".minReplicas", 1, 100000).value_or(job.min_replicas);
+    job.max_replicas = r.integer(item, "maxReplicas", field + ".maxReplicas", 1, 100000).value_or(job.max_replicas);
+    job.gpus_per_worker = r.integer(item, "gpusPerWorker", field + ".gpusPerWorker", 1, 1024).value_or(job.gpus_per_worker);
+    job.remaining_seconds =
+        r.number(item, "remainingSeconds", field + ".remainingSeconds", 0, 1e9, false).value_or(job.remaining_seconds);
+    if (job.max_replicas < job.min_replicas) {
+        r.error(field + ".maxReplicas", "must be at least minReplicas (" + std::to_string(job.min_replicas) + ")");
+        return;
+    }
+    if (version && plural && !version->empty() && !plural->empty()) out.push_back(std::move(job));
+}
+
+}  // namespace
+
+ParsedLoan parse_loan(const json& object) {
+    ParsedLoan parsed;
+    Reader r{parsed.errors};
+    const json& spec = object.is_object() && object.contains("spec") ? object["spec"] : object;
+    if (!spec.is_object()) {
+        r.error("", "expected an object");
+        return parsed;
+    }
+    LoanSpec& s = parsed.spec;
+    if (const json* pool = r.object(spec, "inferencePool", "inferencePool", true))
+        r.selector(*pool, "nodeSelector", "inferencePool.nodeSelector", s.inference_nodes, true);
+    if (const json* pool = r.object(spec, "trainingPool", "trainingPool", true))
+        r.selector(*pool, "nodeSelector", "trainingPool.nodeSelector", s.training_nodes, true);
+    if (const json* inf = r.object(spec, "inference", "inference", true)) {
+        if (!Reader::present(*inf, "requiredServers")) r.error("inference.requiredServers", "is required");
+        s.required_servers = r.integer(*inf, "requiredServers", "inference.requiredServers", 0, 1000000).value_or(0);
+        s.headroom_servers = r.integer(*inf, "headroomServers", "inference.headroomServers", 0, 1000000).value_or(0);
+    }
+    if (const json* tr = r.object(spec, "training", "training")) {
+        if (Reader::present(*tr, "podSelector")) {
+            LabelSelector pods;
+            r.selector(*tr, "podSelector", "training.podSelector", pods, false);
+            s.training_pods = pods;
+        }
+        if (Reader::present(*tr, "elasticJobs")) {
+            const json& jobs = (*tr)["elasticJobs"];
+            if (!jobs.is_array()) r.error("training.elasticJobs", "expected a list");
+            else
+                for (std::size_t i = 0; i < jobs.size(); ++i)
+                    read_job(r, jobs[i], "training.elasticJobs[" + std::to_string(i) + "]", s.jobs);
+        }
+    }
+    if (auto gpu = r.string(spec, "gpuResource", "gpuResource")) {
+        if (gpu->empty()) r.error("gpuResource", "must not be empty");
+        else s.gpu_resource = *gpu;
+    }
+    // Both pools selecting every node would loan the training pool to itself.
+    if (parsed.ok() && s.inference_nodes.empty()) r.error("inferencePool.nodeSelector", "must select something (it is empty)");
+    if (parsed.ok() && s.training_nodes.empty()) r.error("trainingPool.nodeSelector", "must select something (it is empty)");
+    return parsed;
+}
+
+}  // namespace phasescale::loan
