@@ -84,7 +84,7 @@ TEST_CASE("loans: only idle, schedulable, not loaned nodes, in name order", "[un
     CHECK(choose_loans(inf, pods, 0).empty());
 }
 
-TEST_CASE("plan: inference load drops, idle nodes are loaned; it rises, nothing idle is loaned", "[unit]") {
+TEST_CASE("plan: idle nodes are loaned as the inference load drops, never a busy one", "[unit]") {
     LoanInputs in;
     in.inference = {node("inf-0"), node("inf-1"), node("inf-2"), node("inf-3")};
     in.training = {node("trn-0")};
@@ -235,14 +235,19 @@ TEST_CASE("replicas: the knapsack of JCT reductions, from the minimum", "[unit]"
     CHECK(elastic_replicas(jobs, 3) == std::vector<int>{1, 1});
 }
 
-TEST_CASE("replicas: remaining time is taken at the current replicas, curves and odd jobs", "[unit]") {
-    // a runs 3 workers with 1300 s left: 3900 s at its minimum of 1, more than b's 3600 s at 1,
-    // so a's first extra worker (1950 s) beats b's (1800 s); taken at face value it would not (650 s).
-    std::vector<JobView> jobs{elastic("a", 3, 1, 4, 1300), elastic("b", 1, 1, 4, 3600)};
+TEST_CASE("replicas: remaining time at the minimum, curves and odd jobs", "[unit]") {
+    // The remaining time is read at the minimum: running above it now changes nothing.
+    std::vector<JobView> jobs{elastic("a", 4, 1, 4, 3900), elastic("b", 1, 1, 4, 3600)};
+    CHECK(elastic_replicas(jobs, 4) == std::vector<int>{2, 1});
+    jobs[0].replicas = 1;
     CHECK(elastic_replicas(jobs, 4) == std::vector<int>{2, 1});
     // A job that does not scale (2 workers no faster than 1) gets nothing.
     jobs[0].curve = *parse_curve("1:1,2:1,4:1");
     CHECK(elastic_replicas(jobs, 4) == std::vector<int>{1, 2});
+    // A sub-linear curve: a's second extra worker adds less than b's first.
+    jobs[0].curve = *parse_curve("1:1,2:1.9,3:2.2");
+    // a: 3900 * (1 - 1/1.9) = 1847 for one, 3900 * (1 - 1/2.2) = 2127 for two; b: 1800, 2400
+    CHECK(elastic_replicas(jobs, 8) == std::vector<int>{2, 2});
     // Suspended (0 replicas) and inelastic jobs keep their replicas; no remaining time, no extra.
     std::vector<JobView> odd{elastic("zero", 0, 1, 4, 3600), inelastic("x", 3), elastic("done", 2, 1, 4, 0)};
     CHECK(elastic_replicas(odd, 100) == std::vector<int>{0, 3, 1});

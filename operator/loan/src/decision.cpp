@@ -96,8 +96,7 @@ std::vector<int> elastic_replicas(const std::vector<JobView>& jobs, int spare) {
         if (!job.elastic || job.replicas <= 0) continue;
         const int min = std::max(1, job.min_replicas);
         const int max = std::max(min, job.max_replicas);
-        // The remaining time is given at the current replicas; the knapsack starts from the minimum.
-        const double at_min = std::max(0.0, job.remaining_seconds) * job.curve.speedup(min, job.replicas);
+        const double at_min = std::max(0.0, job.remaining_seconds);
         policy::KnapsackClass c;
         c.gpus_per_worker = std::max(1, job.gpus_per_worker);
         for (int k = 0; k <= max - min; ++k) c.values.push_back(policy::jct_reduction(job.curve, at_min, min, k));

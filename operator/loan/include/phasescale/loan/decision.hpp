@@ -26,7 +26,8 @@ inline constexpr const char* kReturnedTaint = "phasescale.io/returned";         
 inline constexpr const char* kMinReplicasAnnotation = "phasescale.io/min-replicas";
 inline constexpr const char* kMaxReplicasAnnotation = "phasescale.io/max-replicas";
 inline constexpr const char* kGpusPerWorkerAnnotation = "phasescale.io/gpus-per-worker";
-// Seconds the job still needs at its current replicas.
+// Seconds the job still needs at its minimum replicas (its remaining work in base-demand time, so
+// that the controller's own scaling does not change what it reads).
 inline constexpr const char* kRemainingSecondsAnnotation = "phasescale.io/remaining-seconds";
 // Throughput against workers, "workers:throughput" pairs: "1:1,2:1.9,4:3.4" (default: linear).
 inline constexpr const char* kScalingCurveAnnotation = "phasescale.io/scaling-curve";
@@ -64,7 +65,7 @@ struct JobView {
     int min_replicas = 1;
     int max_replicas = 1;
     int gpus_per_worker = 1;
-    double remaining_seconds = 0;  // at `replicas`
+    double remaining_seconds = 0;  // at min_replicas
     policy::ScalingCurve curve;    // linear when it has no points
 };
 
@@ -116,7 +117,7 @@ std::vector<std::size_t> pods_to_evict(const std::vector<NodeView>& inference, c
 int spare_gpus(const LoanInputs& in, const std::vector<bool>& loaned_after);
 
 // The knapsack of policy/elastic.hpp: each elastic job is a class whose option k (0..max-min) is
-// k workers above its minimum, worth jct_reduction(curve, remaining at min, min, k). Returns
+// k workers above its minimum, worth jct_reduction(curve, remaining_seconds, min, k). Returns
 // the replicas per job: min + k for elastic jobs (a job at 0 replicas is suspended and stays at
 // 0), the current replicas for the others.
 std::vector<int> elastic_replicas(const std::vector<JobView>& jobs, int spare_gpus);

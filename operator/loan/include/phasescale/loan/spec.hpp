@@ -50,7 +50,7 @@ struct JobSource {
     int min_replicas = 1;
     int max_replicas = 4;
     int gpus_per_worker = 1;
-    double remaining_seconds = 3600;  // at the current replicas, when the job does not say
+    double remaining_seconds = 3600;  // at min_replicas, when the job does not say
 };
 
 struct LoanSpec {
