@@ -34,12 +34,14 @@
 #include <phasescale/kube/client.hpp>
 #include <phasescale/kube/config.hpp>
 #include <phasescale/kube/leader_election.hpp>
+#include <phasescale/loan/controller.hpp>
 #include <phasescale/prom/client.hpp>
 
 namespace {
 
 namespace control = phasescale::control;
 namespace kube = phasescale::kube;
+namespace loan = phasescale::loan;
 namespace prom = phasescale::prom;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -215,6 +217,7 @@ int main(int argc, char** argv) {
     std::string namespaces_text, lease_namespace, lease_name = "phasescale-operator";
     std::string metrics_addr = "127.0.0.1:8080", log_level = "info", prometheus_timeout_text = "10s";
     bool leader_elect = false;
+    bool capacity_loans = false;
     double kube_qps = 50;
     int kube_burst = 100;
     std::size_t write_workers = 8;
@@ -236,6 +239,9 @@ int main(int argc, char** argv) {
                    "threads sending the API writes (labels, annotations, resizes, Events, status) outside the tick")
         ->capture_default_str()->check(CLI::Range(1, 256));
     app.add_option("--namespaces", namespaces_text, "comma-separated namespaces to watch (default: all)");
+    app.add_flag("--capacity-loans", capacity_loans,
+                 "also run the CapacityLoan controller (loans idle inference nodes to training, scales elastic jobs; "
+                 "every --tick, on a thread of its own)");
     app.add_flag("--leader-elect", leader_elect, "act only while holding the leader Lease (for several replicas)");
     app.add_option("--lease-namespace", lease_namespace, "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
     app.add_option("--lease-name", lease_name, "name of the Lease")->capture_default_str();
@@ -400,6 +406,21 @@ int main(int argc, char** argv) {
         ready = true;
         logger.log("info", "caches synced");
 
+        // The CapacityLoan controller (operator/loan/), acting only while this replica leads.
+        std::unique_ptr<loan::Controller> loans;
+        std::jthread loans_thread;
+        if (capacity_loans) {
+            loan::ControllerOptions loan_options;
+            loan_options.interval = *tick;
+            loan::ControllerHooks loan_hooks;
+            loan_hooks.log = [](const std::string& l, const std::string& m, const json& f) { logger.log(l, m, f); };
+            loans = std::make_unique<loan::Controller>(kube_client, loan_options, loan_hooks);
+            loans_thread = std::jthread([&loans, &leading](std::stop_token stop) {
+                loans->run(stop, [&leading] { return leading.load(); });
+            });
+            logger.log("info", "capacity loans on");
+        }
+
         auto next = std::chrono::steady_clock::now();
         while (true) {
             {
@@ -429,6 +450,10 @@ int main(int argc, char** argv) {
         }
 
         ready = false;
+        if (loans_thread.joinable()) {
+            loans_thread.request_stop();
+            loans_thread.join();
+        }
         reconciler.stop();
         if (elector) elector->stop();  // releases the lease
         server->close();
