@@ -62,7 +62,9 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   statistic({}, options_.memory_quantile);
   if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
   if (options_.adapt_samples < 0) throw model::InputError("phase policy: adapt samples must not be negative");
-  seen_in_phase_.resize(static_cast<std::size_t>(model.phases()));
+  // Bounded, so that a long-running container keeps a fixed footprint.
+  constexpr std::size_t kSeenPerPhase = 256;
+  seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
   start_phase_ = start_phase(*model.statistics);
   if (!options_.oracle) stream_.emplace(model);
 }
@@ -74,12 +76,12 @@ Amount PhaseRecommender::model_amount(int phase) const {
 }
 
 Amount PhaseRecommender::phase_amount(int phase) const {
-  const std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
   if (options_.adapt_samples == 0 || seen.size() < static_cast<std::size_t>(options_.adapt_samples)) {
     return model_amount(phase);
   }
   std::vector<double> cpu, memory;
-  for (const Amount& a : seen) {
+  for (const Amount& a : seen.values()) {
     cpu.push_back(a.cpu);
     memory.push_back(a.memory);
   }
@@ -95,11 +97,7 @@ void PhaseRecommender::enter(int phase) {
 }
 
 void PhaseRecommender::remember(int phase, Amount usage) {
-  // Bounded, so that a long-running container keeps a fixed footprint.
-  constexpr std::size_t kSeenPerPhase = 256;
-  std::deque<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-  seen.push_back(usage);
-  if (seen.size() > kSeenPerPhase) seen.pop_front();
+  seen_in_phase_[static_cast<std::size_t>(phase)].push(usage);
 }
 
 void PhaseRecommender::observe(const Sample& sample) {

@@ -13,26 +13,21 @@ StaticRecommender::StaticRecommender(Amount allocation, Margins margins)
 
 std::optional<Allocation> StaticRecommender::recommend(const Sample*) { return allocation_; }
 
-WindowRecommender::WindowRecommender(WindowOptions options) : options_(options) {
+WindowRecommender::WindowRecommender(WindowOptions options)
+    : options_(options), cpu_(options.samples), memory_(options.samples) {
   if (options_.samples < 1) throw model::InputError("window policy: the window needs at least 1 sample");
   if (!(options_.quantile >= 0 && options_.quantile <= 1))
     throw model::InputError("window policy: the quantile must be in [0, 1]");
 }
 
 void WindowRecommender::observe(const Sample& sample) {
-  cpu_.push_back(sample.usage.cpu);
-  memory_.push_back(sample.usage.memory);
-  if (cpu_.size() > options_.samples) {
-    cpu_.pop_front();
-    memory_.pop_front();
-  }
+  cpu_.push(sample.usage.cpu);
+  memory_.push(sample.usage.memory);
 }
 
 std::optional<Allocation> WindowRecommender::recommend(const Sample*) {
   if (cpu_.empty()) return std::nullopt;
-  auto estimate = [&](const std::deque<double>& values) {
-    return model::quantile(std::vector<double>(values.begin(), values.end()), options_.quantile);
-  };
+  auto estimate = [&](const Ring<double>& values) { return model::quantile(values.values(), options_.quantile); };
   return guaranteed({estimate(cpu_) * (1 + options_.margins.cpu),
                      estimate(memory_) * (1 + options_.margins.memory)});
 }

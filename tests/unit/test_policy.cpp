@@ -259,3 +259,16 @@ TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
   CHECK(act.advance().request.memory == 2 * GiB);
   CHECK(act.resizes() == 2);
 }
+
+TEST_CASE("ring: keeps the last capacity values, oldest first", "[policy]") {
+  policy::Ring<int> ring(3);
+  CHECK(ring.empty());
+  for (int i = 1; i <= 2; ++i) ring.push(i);
+  CHECK(ring.values() == std::vector<int>{1, 2});
+  for (int i = 3; i <= 7; ++i) ring.push(i);
+  CHECK(ring.size() == 3);
+  CHECK(ring.values() == std::vector<int>{5, 6, 7});
+  policy::Ring<int> none(0);
+  none.push(1);
+  CHECK(none.empty());
+}

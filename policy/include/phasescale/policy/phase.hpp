@@ -7,7 +7,6 @@
 #include <phasescale/model/phases.hpp>
 #include <phasescale/policy/simple.hpp>
 
-#include <deque>
 #include <optional>
 #include <vector>
 
@@ -73,7 +72,7 @@ class PhaseRecommender : public Recommender {
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
   // This container's usage in each phase (the most recent samples, for adapt_samples).
-  std::vector<std::deque<Amount>> seen_in_phase_;
+  std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
 };
 

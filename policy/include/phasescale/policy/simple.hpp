@@ -4,7 +4,7 @@
 
 #include <phasescale/policy/recommender.hpp>
 
-#include <deque>
+#include <phasescale/policy/ring.hpp>
 
 namespace phasescale::policy {
 
@@ -37,7 +37,7 @@ class WindowRecommender : public Recommender {
 
  private:
   WindowOptions options_;
-  std::deque<double> cpu_, memory_;
+  Ring<double> cpu_, memory_;
 };
 
 class PerfectRecommender : public Recommender {
