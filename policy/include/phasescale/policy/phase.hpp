@@ -71,7 +71,7 @@ class PhaseRecommender : public Recommender {
   std::size_t visit_samples_ = 0;
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
-  // This container's usage in each phase (the most recent samples, for adapt_samples).
+  // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
   std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
 };
