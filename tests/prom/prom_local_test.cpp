@@ -232,6 +232,35 @@ TEST_CASE("read_features makes one query per feature and namespace and keeps goi
     CHECK(snap.values.count({"ns-x", "q", "main"}) == 0);
 }
 
+TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, and joins them", "[local]") {
+    // Answers each range query with one sample at its start and one at its end.
+    FakeHttpServer server([](const SeenRequest& req) {
+        auto param = [&](const std::string& name) {
+            const auto at = req.body.find(name + "=");
+            const auto end = req.body.find('&', at);
+            return req.body.substr(at + name.size() + 1, end == std::string::npos ? std::string::npos : end - at - name.size() - 1);
+        };
+        const std::string start = param("start"), end = param("end");
+        return ScriptedResponse{200, R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns","pod":"p","container":"main"},"values":[[)" +
+                                         start + R"(,"1"],[)" + end + R"(,"2"]]}]}})"};
+    });
+    ClientConfig c;
+    c.url = server.url();
+    Client client(c);
+    const TimePoint start{std::chrono::seconds(1'700'000'000)};
+    // 25,001 steps of 1 s: chunks of kMaxPointsPerQuery steps, the last one shorter.
+    const TimePoint end = start + std::chrono::seconds(25'000);
+    FeatureHistory h = read_feature_history(client, FeatureQueries(), {"ns"}, 60s, start, end, 1s);
+    CHECK(h.failures.empty());
+    CHECK(h.queries == 6);  // 3 chunks x 2 features
+    REQUIRE(server.requests().size() == 6);
+    const auto& samples = h.series.at({"ns", "p", "main"})[0];
+    REQUIRE(samples.size() == 6);
+    const double t0 = 1'700'000'000;
+    const std::vector<double> want{t0, t0 + 9'999, t0 + 10'000, t0 + 19'999, t0 + 20'000, t0 + 25'000};
+    for (std::size_t i = 0; i < samples.size(); ++i) CHECK(samples[i].time == want[i]);
+}
+
 // ----------------------------------------------------------------------- the exporter binary
 
 namespace {

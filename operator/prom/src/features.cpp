@@ -174,22 +174,31 @@ FeatureHistory read_feature_history(const Client& client, const FeatureQueries& 
                                     const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
                                     TimePoint start, TimePoint end, std::chrono::milliseconds step,
                                     const QueryOptions& options) {
+    if (step <= std::chrono::milliseconds(0)) throw ConfigError("range query step must be positive");
     FeatureHistory hist;
     hist.features = queries.features();
     const std::size_t n = hist.features.size();
+    // Prometheus refuses more than 11,000 points per series in one answer: longer ranges are
+    // asked in consecutive chunks.
+    const auto chunk = step * (kMaxPointsPerQuery - 1);
     for (const auto& ns : namespaces) {
         for (std::size_t f = 0; f < n; ++f) {
             const std::string promql = queries.render(hist.features[f], ns, window);
-            ++hist.queries;
-            try {
-                for (auto& [key, samples] : container_series(client.query_range(promql, start, end, step, options))) {
-                    if (key.ns != ns) continue;
-                    auto [it, added] = hist.series.try_emplace(key);
-                    if (added) it->second.resize(n);
-                    it->second[f] = std::move(samples);
+            for (TimePoint from = start; from <= end; from += chunk + step) {
+                const TimePoint to = std::min<TimePoint>(end, from + chunk);
+                ++hist.queries;
+                try {
+                    for (auto& [key, samples] : container_series(client.query_range(promql, from, to, step, options))) {
+                        if (key.ns != ns) continue;
+                        auto [it, added] = hist.series.try_emplace(key);
+                        if (added) it->second.resize(n);
+                        auto& all = it->second[f];
+                        all.insert(all.end(), samples.begin(), samples.end());
+                    }
+                } catch (const Error& e) {
+                    hist.failures.push_back(failure_of(hist.features[f], ns, e));
+                    break;  // the rest of this feature's range would fail alike
                 }
-            } catch (const Error& e) {
-                hist.failures.push_back(failure_of(hist.features[f], ns, e));
             }
         }
     }

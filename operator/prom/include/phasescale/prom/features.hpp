@@ -108,7 +108,10 @@ FeatureSnapshot read_features(const Client& client, const FeatureQueries& querie
                               std::optional<TimePoint> time = {}, const QueryOptions& options = {});
 
 // The same features as range queries over [start, end] every `step` (to rebuild a container's
-// recent history after a restart): per container, one series per feature (empty if none).
+// recent history after a restart, or to export a trace): per container, one series per feature
+// (empty if none). A range of more than kMaxPointsPerQuery steps is asked in chunks, each
+// counted in `queries`.
+inline constexpr long kMaxPointsPerQuery = 10'000;  // Prometheus allows 11,000
 struct FeatureHistory {
     std::vector<std::string> features;
     std::map<ContainerKey, std::vector<std::vector<Sample>>> series;
