@@ -27,6 +27,7 @@ Command add_predict_command(CLI::App& parent);
 Command add_inspect_command(CLI::App& parent);
 Command add_generate_command(CLI::App& parent);
 Command add_simulate_command(CLI::App& parent);
+Command add_export_trace_command(CLI::App& parent);
 Command add_cluster_sim_command(CLI::App& parent);
 Command add_cluster_gen_command(CLI::App& parent);
 

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   try {
-    commands = {add_train_command(app), add_predict_command(app), add_inspect_command(app),
+    commands = {add_train_command(app), add_export_trace_command(app), add_predict_command(app),
+                add_inspect_command(app),
                 add_generate_command(app), add_simulate_command(app),
                 add_cluster_sim_command(app), add_cluster_gen_command(app)};
     app.require_subcommand(1);

@@ -1,6 +1,7 @@
 // phasescale train: learns a phase model from one or more traces and saves it.
 
 #include "command.hpp"
+#include "prometheus_trace.hpp"
 
 #include <phasescale/model/model.hpp>
 #include <phasescale/model/pretrained.hpp>
@@ -25,6 +26,7 @@ struct TrainArgs {
   model::TrainOptions options;
   std::string extend;  // a model to extend with new phases instead of training one
   model::ExtendOptions extend_options;
+  PrometheusSource prometheus;  // instead of trace files
 };
 
 // One status line on stderr, redrawn in place. Small traces train thousands of epochs a second,
@@ -96,6 +98,7 @@ CLI::Validator number_that_is(const std::string& requirement, std::function<bool
 
 // AI4DL's phase expansion: the model keeps its CRBM; what it does not know becomes new phases.
 int run_extend(TrainArgs& args) {
+  if (args.traces.empty()) throw UsageError("--extend needs --trace FILE[,FILE...]");
   const model::PhaseModel base = model::resolve_model(args.extend);
   std::vector<std::string> columns = base.features;
   if (base.statistics) {
@@ -120,11 +123,22 @@ int run_train(TrainArgs& args) {
   if (!args.extend.empty()) return run_extend(args);
   check_training_columns(args.options);
   model::TrainingParameters& parameters = args.options.parameters;
-  parameters.traces = args.traces;
-
-  model::Trace trace = model::read_trace(
-      args.traces, model::TraceOptions{.id_column = parameters.id_column,
-                                       .columns = columns_to_read(args.options)});
+  model::Trace trace;
+  if (wanted(args.prometheus)) {
+    // The history holds the two default features only.
+    const std::vector<std::string> columns = columns_to_read(args.options);
+    model::Trace history = read_prometheus_trace(args.prometheus);
+    for (const std::string& c : columns)
+      if (std::find(history.columns.begin(), history.columns.end(), c) == history.columns.end())
+        throw UsageError("--prometheus gives the columns cpu.usage.cores and mem.working.set only, not '" + c + "'");
+    trace = std::move(history);
+    parameters.traces = {describe(args.prometheus)};
+  } else {
+    if (args.traces.empty()) throw UsageError("give --trace FILE[,FILE...] or --prometheus URL");
+    parameters.traces = args.traces;
+    trace = model::read_trace(args.traces, model::TraceOptions{.id_column = parameters.id_column,
+                                                               .columns = columns_to_read(args.options)});
+  }
 
   model::PhaseModel trained = [&] {
     ProgressBar bar;
@@ -202,21 +216,27 @@ Command add_train_command(CLI::App& parent) {
       "Learn a phase model from traces (a CRBM trained with CD-k, k-means over its hidden "
       "activations) with each phase's usage statistics");
 
-  app->add_option("--trace", args->traces, "Trace CSV file(s), comma-separated")
-      ->required()
-      ->delimiter(',')
-      ->type_name("FILE[,FILE...]")
-      ->default_str("");
+  CLI::Option* traces = app->add_option("--trace", args->traces, "Trace CSV file(s), comma-separated")
+                            ->delimiter(',')
+                            ->type_name("FILE[,FILE...]")
+                            ->default_str("");
   app->add_option("--out", args->out, "Where to write the model (JSON)")
       ->required()
       ->type_name("MODEL.json");
   app->add_option("--id-column", args->options.parameters.id_column,
                   "Column that names the execution of each row");
   add_training_options(app, args->options);
-  app->add_option("--extend", args->extend,
+  CLI::Option* prometheus = add_prometheus_options(app, args->prometheus, false);
+  traces->excludes(prometheus);
+  app->footer(
+      "Train from your own cluster's history (the containers' CPU and memory in Prometheus):\n"
+      "  phasescale train --prometheus http://prometheus:9090 --namespace ml --selector app=trainer \\\n"
+      "      --since 14d --step 30s --out trainers.model.json");
+  CLI::Option* extend = app->add_option("--extend", args->extend,
                   "Instead of training from scratch, extend this model (file or 'default'): keep its CRBM and "
                   "add phases for the samples of --trace that lie in no known phase (AI4DL's phase expansion)")
       ->type_name("MODEL.json");
+  extend->excludes(prometheus);
   app->add_option("--new-phases", args->extend_options.new_phases, "With --extend: how many phases to add")
       ->check(number_that_is("positive", [](double v) { return v > 0; }));
 

@@ -1,15 +1,18 @@
 // [prometheus] tests: the client against a real Prometheus server (Debian's `prometheus`) that
 // scrapes replay exporters every second. They share one environment, started by the first test
 // that needs it and stopped when the test binary ends (or killed with it):
-//   - exporter "prom-it":    pods trainer-a (1.5 cores, 1 GiB) and trainer-b (0.25 cores, 256 MiB)
+//   - exporter "prom-it":    pods trainer-a (1.5 cores, 1 GiB) and trainer-b (0.25 cores, 256 MiB),
+//                            both labelled app=trainer (kube_pod_labels, as kube-state-metrics)
 //   - exporter "prom-other": the same trace, pods named by their ids 101 and 202
 //   - exporter "prom-ended": pod "short" that ends 3 s after the start
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
@@ -138,7 +141,8 @@ struct PromEnv {
                                                 "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
                                                 "1700000000,short,0.5,5000000\n1700000045,short,0.5,5000000\n");
         const std::vector<std::vector<std::string>> extra{
-            {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b"},
+            {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b", "--pod-label",
+             "app=trainer"},
             {"--trace", csv, "--namespace", "prom-other"},
             {"--trace", short_csv, "--namespace", "prom-ended"}};
         for (std::size_t i = 0; i < extra.size(); ++i) {
@@ -478,4 +482,118 @@ TEST_CASE("TLS: certificates are verified, against a CA file, unless told not to
     ClientConfig wrong_ca = strict;
     wrong_ca.ca_file = (other.path() / "ca.crt").string();
     CHECK_THROWS_AS(Client(wrong_ca).query("vector(1)"), TransportError);
+}
+
+namespace {
+
+// Runs `phasescale ARGS...` to its end; returns its exit code, its output in `log`.
+int run_cli(const PromEnv& e, std::vector<std::string> args, std::string& log) {
+    args.insert(args.begin(), PHASESCALE_CLI);
+    const auto log_path = e.dir.path() / "cli.log";
+    ChildProcess cli(args, log_path);
+    const int code = cli.wait(60s);
+    log = read_file(log_path);
+    return code;
+}
+
+struct CsvRow {
+    double time = 0;
+    std::string id;
+    double cpu = 0, memory = 0;
+};
+
+std::vector<CsvRow> read_csv(const std::string& path, std::string& header) {
+    std::ifstream in(path);
+    std::getline(in, header);
+    std::vector<CsvRow> rows;
+    for (std::string line; std::getline(in, line);) {
+        std::stringstream fields(line);
+        CsvRow r;
+        std::string t, cpu, memory;
+        std::getline(fields, t, ',');
+        std::getline(fields, r.id, ',');
+        std::getline(fields, cpu, ',');
+        std::getline(fields, memory, ',');
+        r.time = std::stod(t);
+        r.cpu = std::stod(cpu);
+        r.memory = std::stod(memory);
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("phasescale export-trace writes the replayed containers as a trace, selected by pod labels", "[prometheus]") {
+    PromEnv& e = env();
+    const std::string out = (e.dir.path() / "exported.csv").string();
+    const std::vector<std::string> common{"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--since", "4s",
+                                          "--step", "1s", "--scrape-interval", "1s", "--out", out};
+    for (const char* selector : {"", "app=trainer", "app in (trainer, other),!canary"}) {
+        INFO("selector " << selector);
+        std::vector<std::string> args = common;
+        if (*selector != '\0') args.insert(args.end(), {"--selector", selector});
+        std::string log;
+        REQUIRE(run_cli(e, args, log) == 0);
+        CHECK_THAT(log, Contains("exported 2 containers"));
+        std::string header;
+        const std::vector<CsvRow> rows = read_csv(out, header);
+        CHECK(header == "timestamp,pod.id,cpu.usage.cores,mem.working.set");
+        std::map<std::string, std::vector<CsvRow>> by_id;
+        for (const CsvRow& r : rows) by_id[r.id].push_back(r);
+        REQUIRE(by_id.size() == 2);
+        for (const auto& [id, list] : by_id) {
+            INFO(id);
+            const bool a = id == "prom-it/trainer-a/main";
+            CHECK((a || id == "prom-it/trainer-b/main"));
+            // 5 steps in 4 s, ending a scrape interval back; the environment holds 10 s of data,
+            // so every rate() window lies within it.
+            CHECK(list.size() == 5);
+            for (std::size_t i = 0; i < list.size(); ++i) {
+                INFO("row " << i << " of " << list.size() << " at " << std::fixed << list[i].time);
+                if (i > 0) CHECK(list[i].time - list[i - 1].time == 1);
+                CHECK(list[i].memory == (a ? kMemA : kMemB));
+                CHECK(list[i].cpu == Approx(a ? kCpuA : kCpuB).epsilon(kCpuTolerance));
+            }
+        }
+    }
+
+    std::string log;
+    // Labels no pod has; a namespace without kube_pod_labels: nothing to export, said so.
+    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app=other",
+                      "--since", "6s", "--step", "1s", "--out", out},
+                  log) == 1);
+    CHECK_THAT(log, Contains("no samples of containers in namespace prom-it whose pods match \"app=other\""));
+    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-other", "--selector", "app=trainer",
+                      "--since", "6s", "--step", "1s", "--out", out},
+                  log) == 1);
+    // Bad input is a usage error that names the flag.
+    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--since", "6 days", "--out", out},
+                  log) == 2);
+    CHECK_THAT(log, Contains("--since: '6 days' is not a duration"));
+    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app in trainer",
+                      "--out", out},
+                  log) == 2);
+    CHECK_THAT(log, Contains("--selector"));
+    CHECK(run_cli(e, {"export-trace", "--prometheus", "http://127.0.0.1:1", "--namespace", "prom-it", "--since", "6s",
+                      "--step", "1s", "--out", out},
+                  log) == 1);
+    CHECK_THAT(log, Contains("query failed"));
+}
+
+TEST_CASE("phasescale train --prometheus trains a model on the replayed history", "[prometheus]") {
+    PromEnv& e = env();
+    const std::string model = (e.dir.path() / "from-prometheus.model.json").string();
+    std::string log;
+    REQUIRE(run_cli(e, {"train", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app=trainer", "--since",
+                        "8s", "--step", "1s", "--scrape-interval", "1s", "--history", "2", "--hidden", "4", "--phases",
+                        "2", "--epochs", "3", "--out", model},
+                    log) == 0);
+    CHECK_THAT(log, Contains("from 2 executions"));
+    const std::string text = read_file(model);
+    CHECK_THAT(text, Contains("prometheus " + e.url + " namespace prom-it selector app=trainer since 8s step 1s"));
+    // Trace files and Prometheus are alternatives.
+    CHECK(run_cli(e, {"train", "--prometheus", e.url, "--namespace", "prom-it", "--trace", model, "--out", model}, log) == 2);
+    CHECK(run_cli(e, {"train", "--out", model}, log) == 2);
+    CHECK_THAT(log, Contains("give --trace FILE[,FILE...] or --prometheus URL"));
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <CLI/CLI.hpp>
+#include <phasescale/prom/pod_selector.hpp>
 #include <cpprest/http_listener.h>
 
 #include "replay.hpp"
@@ -24,6 +25,8 @@ container (--container), named by --pod-map or by its id, and gets two series:
   container_memory_working_set_bytes{namespace,pod,container}  gauge: the trace's bytes
 A sample holds until the next one; the last holds for the interval before it. When an
 execution's last sample is over, its series disappear (the pod ended), unless --loop.
+With --pod-label, also kube_pod_labels{namespace,pod,label_KEY="VALUE"} 1 per running pod, as
+kube-state-metrics serves it (for selecting pods by label in PromQL).
 Also served: phasescale_replay_trace_seconds, phasescale_replay_pods_running; /healthz.
 
 Example: 30 s of trace per wall second, two executions named after pods:
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> traces;
     std::string listen = "127.0.0.1:9400";
     std::string pod_map;
+    std::vector<std::string> pod_labels;
 
     CLI::App app{kDescription, "phasescale-replay-exporter"};
     app.add_option("--trace", traces, "trace CSV file(s), comma-separated or repeated")
@@ -62,6 +66,7 @@ int main(int argc, char** argv) {
     app.add_option("--align", o.align,
                    "start: every execution starts at once; trace: executions keep their offsets in the trace")
         ->capture_default_str()->check(CLI::IsMember({"start", "trace"}));
+    app.add_option("--pod-label", pod_labels, "KEY=VALUE: a label of every pod, served as kube_pod_labels (repeatable)");
     app.add_flag("--loop", o.loop, "replay each execution again and again instead of ending it");
     CLI11_PARSE(app, argc, argv);
     o.traces = traces;
@@ -72,7 +77,14 @@ int main(int argc, char** argv) {
     try {
         o.pod_map = phasescale::replay::parse_pod_map(pod_map);
         const auto [host, port] = phasescale::replay::parse_listen(listen);
-        const auto replay = phasescale::replay::Replay::from_options(o);
+        auto replay = phasescale::replay::Replay::from_options(o);
+        std::map<std::string, std::string> labels;
+        for (const std::string& l : pod_labels) {
+            const auto eq = l.find('=');
+            if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--pod-label \"" + l + "\" is not KEY=VALUE");
+            labels[phasescale::prom::kube_state_label_name(l.substr(0, eq))] = l.substr(eq + 1);
+        }
+        replay.set_pod_labels(std::move(labels));
         const auto started = std::chrono::steady_clock::now();
 
         const std::string url = "http://" + host + ":" + std::to_string(port);

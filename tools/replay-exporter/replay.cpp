@@ -164,6 +164,15 @@ std::string Replay::exposition(double wall_seconds) const {
         out += "container_memory_working_set_bytes{" + common + escape_exposition_label(s.pod) + tail + " " +
                format_exposition_value(s.memory_bytes) + "\n";
     }
+    if (!pod_labels_.empty()) {
+        std::string labels;
+        for (const auto& [name, value] : pod_labels_) labels += "," + name + "=\"" + escape_exposition_label(value) + "\"";
+        out += "# HELP kube_pod_labels Kubernetes labels converted to Prometheus labels (as kube-state-metrics).\n";
+        out += "# TYPE kube_pod_labels gauge\n";
+        for (const auto& s : states)
+            out += "kube_pod_labels{namespace=\"" + escape_exposition_label(ns_) + "\",pod=\"" +
+                   escape_exposition_label(s.pod) + "\"" + labels + "} 1\n";
+    }
     out += "# HELP phasescale_replay_trace_seconds Trace seconds replayed since the exporter started.\n";
     out += "# TYPE phasescale_replay_trace_seconds gauge\n";
     out += "phasescale_replay_trace_seconds " + format_exposition_value(std::max(0.0, wall_seconds) * speed_) + "\n";

@@ -66,6 +66,10 @@ public:
     // The /metrics text at that time (Prometheus text exposition format 0.0.4).
     std::string exposition(double wall_seconds) const;
 
+    // Also serve kube_pod_labels{namespace, pod, <label>="<value>"...} 1 for every running pod, as
+    // kube-state-metrics does; `labels` are its label names already (label_app, ...).
+    void set_pod_labels(std::map<std::string, std::string> labels) { pod_labels_ = std::move(labels); }
+
     const std::vector<PodTrace>& pods() const { return pods_; }
     const std::string& ns() const { return ns_; }
     double speed() const { return speed_; }
@@ -84,6 +88,7 @@ private:
     std::string container_;
     double speed_;
     bool loop_;
+    std::map<std::string, std::string> pod_labels_;
 };
 
 // "id=pod,id2=pod2" -> map; throws std::invalid_argument naming the bad entry.

@@ -1,0 +1,50 @@
+#pragma once
+// Traces from a Prometheus server: the operator's default feature queries (cAdvisor's CPU rate
+// and working set) as range queries over a past window, for `train --prometheus` and
+// `export-trace`. Each container (namespace/pod/container) becomes one execution of the trace.
+
+#include <cstdio>
+#include <string>
+
+#include <phasescale/model/trace.hpp>
+
+namespace CLI {
+class App;
+class Option;
+}
+
+namespace phasescale::cli {
+
+struct PrometheusSource {
+  std::string url;
+  std::string bearer_token_file;
+  std::string ca_file;
+  std::string ns;
+  std::string selector;  // a Kubernetes label selector over pods (kube-state-metrics' kube_pod_labels)
+  std::string since = "14d";
+  std::string step = "30s";
+  std::string scrape_interval = "15s";  // for the rate() window, as the operator's flag
+  std::string timeout = "60s";
+};
+
+// --prometheus, --bearer-token-file, --ca-file, --namespace, --selector, --since, --step,
+// --scrape-interval, --prometheus-timeout. `required` makes --prometheus and --namespace
+// required (export-trace); otherwise they are an alternative to trace files (train). Returns the
+// --prometheus option, for excludes().
+CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& source, bool required);
+
+// Whether `source` names a server (--prometheus was given).
+inline bool wanted(const PrometheusSource& source) { return !source.url.empty(); }
+
+// Reads the window [now - since, now] every step: columns cpu.usage.cores and mem.working.set,
+// a row where both have a value. Throws UsageError for a bad duration or selector, and
+// std::runtime_error when the server fails or no container matches.
+model::Trace read_prometheus_trace(const PrometheusSource& source);
+
+// A description for the model's provenance: "prometheus URL namespace NS selector S since D step D".
+std::string describe(const PrometheusSource& source);
+
+// The canonical trace CSV: timestamp, pod.id, then the trace's columns.
+void write_trace_csv(const model::Trace& trace, std::FILE* out);
+
+}  // namespace phasescale::cli
