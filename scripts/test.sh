@@ -7,4 +7,6 @@ bash scripts/build.sh
 # The integration tests' control plane (kube-apiserver, etcd, KWOK) is built from Go modules
 # once and cached; building it here keeps that out of every test's timeout.
 bash tests/testenv/build.sh >/dev/null
+# Helm for the chart's tests, likewise (its own cache, tests/helm/build.sh).
+bash tests/helm/build.sh >/dev/null
 ctest --test-dir "${PHASESCALE_BUILD_DIR:-build}" --output-on-failure
