@@ -26,7 +26,7 @@ Command add_export_trace_command(CLI::App& parent) {
   app->footer(
       "Example:\n"
       "  phasescale export-trace --prometheus http://prometheus:9090 --namespace ml --selector app=trainer \\\n"
-      "      --since 14d --step 30s --out trainers.csv");
+      "      --since 14d --step 15s --out trainers.csv");
 
   return {app, [args] {
             const model::Trace trace = read_prometheus_trace(args->source);

@@ -65,7 +65,7 @@ CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool req
                            "Label selector over the pods (app=train,tier in (a,b),!canary); needs kube-state-metrics' "
                            "kube_pod_labels with those labels. Empty: every container of the namespace"));
   with_url(app->add_option("--since", s.since, "How far back to read (e.g. 6h, 14d)")->capture_default_str());
-  with_url(app->add_option("--step", s.step, "One sample every STEP")->capture_default_str());
+  with_url(app->add_option("--step", s.step, "One sample every STEP: use the operator's --tick, the period the model will run at")->capture_default_str());
   with_url(app->add_option("--scrape-interval", s.scrape_interval,
                            "Prometheus' scrape interval: CPU is a rate over max(4 scrapes, STEP)")
                ->capture_default_str());

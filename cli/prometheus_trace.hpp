@@ -22,7 +22,7 @@ struct PrometheusSource {
   std::string ns;
   std::string selector;  // a Kubernetes label selector over pods (kube-state-metrics' kube_pod_labels)
   std::string since = "14d";
-  std::string step = "30s";
+  std::string step = "15s";  // the operator's default --tick: a model learns its history at the period it runs at
   std::string scrape_interval = "15s";  // for the rate() window, as the operator's flag
   std::string timeout = "60s";
 };

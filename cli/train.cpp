@@ -231,7 +231,7 @@ Command add_train_command(CLI::App& parent) {
   app->footer(
       "Train from your own cluster's history (the containers' CPU and memory in Prometheus):\n"
       "  phasescale train --prometheus http://prometheus:9090 --namespace ml --selector app=trainer \\\n"
-      "      --since 14d --step 30s --out trainers.model.json");
+      "      --since 14d --step 15s --out trainers.model.json");
   CLI::Option* extend = app->add_option("--extend", args->extend,
                   "Instead of training from scratch, extend this model (file or 'default'): keep its CRBM and "
                   "add phases for the samples of --trace that lie in no known phase (AI4DL's phase expansion)")
