@@ -48,13 +48,14 @@ using namespace std::chrono_literals;
 
 constexpr const char* kDescription = R"(phasescale-operator: sizes deep-learning training containers by their phase.
 
-Every --tick it lists the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces,
-selects their Running pods, reads the model's features for each namespace from Prometheus (one
+It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces and their
+Running pods. Every --tick it reads the model's features for each namespace from Prometheus (one
 query per feature and namespace), infers each container's phase, and by the autoscaler's mode:
   Off        labels pods with phasescale.io/phase
   Recommend  also annotates phasescale.io/phase-name, phase-since and recommendation
   InPlace    also resizes containers in place (pods/<name>/resize), never evicting or restarting
-The PhaseAutoscaler's status sums it up; Events record resizes.
+The PhaseAutoscaler's status sums it up; Events record resizes. The tick decides; its API
+writes are sent by --write-workers threads within --kube-qps/--kube-burst.
 
 Logs: one JSON object per line on stdout. HTTP on --metrics-addr: /metrics (Prometheus text
 format), /healthz (200 while the process runs), /readyz (200 once the caches are synced, 503
