@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -214,6 +215,11 @@ double unix_now() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // glibc gives every thread that allocates an arena of its own (up to 8 per core); with the
+    // HTTP client's and the write workers' threads, freed memory then stays spread over many
+    // arenas: at 5,000 pods the RSS was 195 MB with them, 108 MB with two (bench/scale).
+    // MALLOC_ARENA_MAX in the environment still decides when set.
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
     std::string kubeconfig, context, prometheus_url, token_file, tick_text = "15s", scrape_text = "15s";
     std::string namespaces_text, lease_namespace, lease_name = "phasescale-operator";
     std::string metrics_addr = "127.0.0.1:8080", log_level = "info", prometheus_timeout_text = "10s";
