@@ -6,7 +6,8 @@
 #     probes (/healthz liveness, /readyz readiness), resource requests; --leader-elect and the
 #     Lease rules exactly when leader election is on (forced for replicas > 1); --namespaces
 #     and RoleBindings per watched namespace; the Prometheus token Secret and its mount; the
-#     ServiceMonitor; rbac.create=false; the model ConfigMaps; bad values refused;
+#     ServiceMonitor; rbac.create=false; the model ConfigMaps; capacityLoans (the flag and the
+#     CapacityLoan controller's rules); bad values refused;
 #   - deploy/ is the chart's default rendering (release phasescale, namespace
 #     phasescale-system): the same objects, the same RBAC rules and bindings, the same
 #     Deployment, Service and ServiceMonitor, but for labels;
@@ -54,7 +55,7 @@ check "helm lint --strict (default values)" "$helm" lint --strict "$chart" "${kv
 printf '{"format":"phasescale-model"}' > "$work/model.json"
 check "helm lint --strict (everything on)" "$helm" lint --strict "$chart" "${kv[@]}" --set replicaCount=2 \
     --set 'watchNamespaces={team-a,team-b}' --set prometheus.token=t0ken --set serviceMonitor.enabled=true \
-    --set-file model.file="$work/model.json" --set 'model.namespaces={team-a}' > "$work/lint2.txt"
+    --set-file model.file="$work/model.json" --set 'model.namespaces={team-a}' --set capacityLoans.enabled=true > "$work/lint2.txt"
 
 # ---------------------------------------------------------------- defaults
 render default
@@ -137,6 +138,19 @@ check "default: no ServiceMonitor" bash -c "[[ -z \$(jq -c 'select(.kind == \"Se
 render norbac --set rbac.create=false
 check "rbac.create=false: no Role, ClusterRole or binding" bash -c \
     "[[ -z \$(jq -c 'select(.kind | test(\"Role\"))' '$work/norbac.json') ]]"
+render loans --set capacityLoans.enabled=true \
+    --set 'capacityLoans.elasticJobResources[0].apiGroup=apps' --set 'capacityLoans.elasticJobResources[0].resources={deployments}' \
+    --set 'capacityLoans.elasticJobResources[1].apiGroup=kubeflow.org' --set 'capacityLoans.elasticJobResources[1].resources={pytorchjobs}'
+check "capacityLoans.enabled: --capacity-loans" has_arg loans --capacity-loans
+check "default: no --capacity-loans, no capacity-loan rules" bash -c \
+    "! grep -qxF -- --capacity-loans <<< '$(args default)' && [[ -z \$(jq -c 'select(.metadata.name == \"phasescale-operator-capacity-loans\")' '$work/default.json') ]]"
+loan_rules() {  # the capacity-loan ClusterRole's rules as "group resource verb" lines, sorted
+    obj loans ClusterRole phasescale-operator-capacity-loans |
+        jq -r '.rules[] | .apiGroups[] as $g | .resources[] as $r | .verbs[] as $v | "\($g) \($r) \($v)"' | sort | tr '\n' ';'
+}
+check "capacityLoans.enabled: the controller's rules (operator/loan), bound cluster-wide, for the elastic job resources given" bash -c \
+    "[[ '$(loan_rules)' == ' events create; events patch; nodes list; nodes patch; nodes watch; pods list; pods watch; pods/eviction create;apps deployments list;apps deployments/scale get;apps deployments/scale patch;kubeflow.org pytorchjobs list;kubeflow.org pytorchjobs/scale get;kubeflow.org pytorchjobs/scale patch;phasescale.io capacityloans list;phasescale.io capacityloans/status patch;' ]] &&
+     jqe 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator-capacity-loans\")' '$work/loans.json'"
 render model --set-file model.file="$root/model/pretrained/default.model.json" --set 'model.namespaces={team-a,team-b}'
 check "model.file: a ConfigMap in each namespace, holding the file byte for byte" bash -c \
     "for ns in team-a team-b; do jq -j --arg ns \$ns 'select(.kind == \"ConfigMap\" and .metadata.namespace == \$ns) | .data[\"model.json\"]' '$work/model.json' | cmp -s - '$root/model/pretrained/default.model.json' || exit 1; done"
