@@ -81,11 +81,13 @@ TEST_CASE("write queue: a newer write of a waiting key replaces it; one key runs
             --running_x;
         };
     };
-    q.submit("x", write_x("x1"));
+    CHECK_FALSE(q.busy("x"));
+    CHECK(q.submit("x", write_x("x1")));
     while (q.running() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(q.busy("x"));  // running
     // x1 runs; x2 waits behind it and is replaced by x3; other keys go on meanwhile.
-    q.submit("x", write_x("x2"));
-    q.submit("x", write_x("x3"));
+    CHECK(q.submit("x", write_x("x2")));
+    CHECK_FALSE(q.submit("x", write_x("x3")));
     q.submit("y", [&] {
         std::lock_guard lock(mutex);
         order.push_back("y");
@@ -101,6 +103,7 @@ TEST_CASE("write queue: a newer write of a waiting key replaces it; one key runs
     gate.open();
     q.wait_idle();
     CHECK(order == std::vector<std::string>{"y", "x1", "x3"});
+    CHECK_FALSE(q.busy("x"));
     CHECK(max_running_x == 1);
     CHECK(q.run_completions() == 3);
 }

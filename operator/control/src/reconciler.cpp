@@ -272,7 +272,6 @@ void Reconciler::record_event(const kube::ObjectReference& pod, kube::EventType 
 void Reconciler::resize_done(const std::string& autoscaler, const std::string& pod_key, const kube::ObjectReference& pod,
                              const PodDecision& d, int phase, double decided, const std::string& error) {
     auto ps = pods_.find(pod_key);
-    if (ps != pods_.end()) ps->second.resize_queued = false;
     auto found = autoscalers_.find(autoscaler);
     AutoscalerState* state = found == autoscalers_.end() ? nullptr : &found->second;
     const std::string container = d.resized.front().name;
@@ -574,17 +573,18 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                             marks.recommendation = recommendation_json(targets).dump();
                     }
 
-                    // A resize already queued for this pod is sent first; decide again after it.
-                    if (spec.mode == Mode::InPlace && !targets.empty() && !ps.resize_queued) {
+                    // A resize of this pod still queued or on its way is seen through first (its
+                    // result, taken in at the start of a tick, may set a backoff).
+                    const std::string resize_key = "resize/" + pod_key;
+                    if (spec.mode == Mode::InPlace && !targets.empty() && !writes_.busy(resize_key)) {
                         PodDecision d = decide_pod(*pod, targets, spec.cooldown_seconds, ps.gate, now);
                         const int phase = pod_phase.value_or(-1);
                         if (d.action == Action::Resize) {
-                            ps.resize_queued = true;
                             ps.gate.last_resize = now;  // the cooldown runs from the decision
                             ++summary.resizes;
                             const json body = resize_body(d.resized);
                             writes_.submit(
-                                "resize/" + pod_key,
+                                resize_key,
                                 [this, ns, name, body] { api("resize", [&] { return kube_.resize(ns, name, body); }); },
                                 [this, key = w.key, pod_key, ref = kube::reference_to(*pod), d, phase, now](const std::string& error) {
                                     resize_done(key, pod_key, ref, d, phase, now, error);
@@ -605,23 +605,18 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                         }
                     }
 
+                    // Against the cached pod: a patch still waiting is replaced by this one.
                     const json patch = marks_patch(*pod, marks);
-                    if (patch.is_null()) {
-                        ps.marks_sent.clear();
-                    } else if (const std::string text = patch.dump(); text != ps.marks_sent) {
-                        // Not again while the same patch is on its way (the cache shows it later).
-                        ps.marks_sent = text;
-                        ++summary.pod_patches;
-                        writes_.submit(
+                    if (!patch.is_null()) {
+                        const bool added = writes_.submit(
                             "marks/" + pod_key,
                             [this, ns, name, patch] {
                                 api("patch", [&] { return kube_.patch(kube::resources::pods, ns, name, patch, kube::PatchType::Merge); });
                             },
                             [this, pod_key](const std::string& error) {
-                                if (error.empty()) return;
-                                if (auto it = pods_.find(pod_key); it != pods_.end()) it->second.marks_sent.clear();
-                                log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
+                                if (!error.empty()) log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
                             });
+                        if (added) ++summary.pod_patches;
                     }
                 }
             }
@@ -682,8 +677,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                     for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
                         if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
                 const std::string name = str(*w.object, "metadata", "name");
-                ++summary.status_updates;
-                writes_.submit(
+                const bool added = writes_.submit(
                     "status/" + w.key,
                     [this, ns, name, body = json{{"status", status}}] {
                         api("status", [&] {
@@ -694,6 +688,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                     [this, key = w.key](const std::string& error) {
                         if (!error.empty()) log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
                     });
+                if (added) ++summary.status_updates;
             }
         }
     }

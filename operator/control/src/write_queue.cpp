@@ -17,14 +17,20 @@ WriteQueue::~WriteQueue() {
     workers_.clear();  // joins
 }
 
-void WriteQueue::submit(const std::string& key, Work work, Done done) {
+bool WriteQueue::submit(const std::string& key, Work work, Done done) {
+    bool added = false;
     {
         std::lock_guard lock(mutex_);
-        auto [it, added] = waiting_.insert_or_assign(key, Item{std::move(work), std::move(done)});
-        (void)it;
+        added = waiting_.insert_or_assign(key, Item{std::move(work), std::move(done)}).second;
         if (added) order_.push_back(key);
     }
     wake_.notify_one();
+    return added;
+}
+
+bool WriteQueue::busy(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    return waiting_.count(key) != 0 || running_.count(key) != 0;
 }
 
 std::size_t WriteQueue::run_completions() {

@@ -67,6 +67,7 @@ struct TickSummary {
     std::size_t resizes = 0;
     std::size_t resize_errors = 0;
     std::size_t blocked = 0;
+    // Writes queued anew (one that replaced a waiting write of the same pod or status is not counted).
     std::size_t pod_patches = 0;
     std::size_t status_updates = 0;
     std::size_t writes_completed = 0;  // writes of earlier ticks whose result this tick took in
@@ -115,9 +116,7 @@ private:
         std::string uid;
         PodGate gate;
         bool seen = false;
-        std::string blocked;      // the last reason a resize was blocked, until one is made
-        bool resize_queued = false;  // a resize is queued or being sent
-        std::string marks_sent;   // the marks patch queued last, until the pod shows it
+        std::string blocked;  // the last reason a resize was blocked, until one is made
     };
     struct AutoscalerState {
         std::set<int> phases_seen;

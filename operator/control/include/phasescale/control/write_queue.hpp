@@ -31,7 +31,10 @@ public:
     WriteQueue(const WriteQueue&) = delete;
     WriteQueue& operator=(const WriteQueue&) = delete;
 
-    void submit(const std::string& key, Work work, Done done = {});
+    // True when queued anew, false when it replaced a waiting write of the same key.
+    bool submit(const std::string& key, Work work, Done done = {});
+    // A write of this key is waiting or running.
+    bool busy(const std::string& key) const;
     // Calls the `done` of every write finished since the last call; returns how many.
     std::size_t run_completions();
     // Drops every waiting write (their `done` is not called); running ones finish.
