@@ -12,11 +12,15 @@
 # for TICKS ticks and measures, per tick: its duration (the operator's debug "tick" log line,
 # = phasescale_tick_seconds), Prometheus queries (the log line's prometheus_queries and the
 # delta of phasescale_prometheus_request_seconds_count), Kubernetes API requests (the delta
-# of phasescale_kube_request_seconds_count, by verb) and the operator's VmRSS/VmHWM
-# (/proc/PID/status). Prints a table and a summary; everything started is stopped at the end.
+# of phasescale_kube_request_seconds_count, by verb: the writes sent between two snapshots),
+# the writes the tick queued (pod marks + resizes + status) and those still waiting when it
+# ended, and the operator's VmRSS/VmHWM (/proc/PID/status). Prints a table and a summary;
+# everything started is stopped at the end.
 #
 # Environment: BUILD (build dir, default build-scale), TICK (default 15s), TICKS (default 5),
-# SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory.
+# SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory;
+# KUBE_QPS, KUBE_BURST, WRITE_WORKERS pass --kube-qps, --kube-burst, --write-workers (the
+# operator's defaults otherwise).
 set -euo pipefail
 
 pods_total=${1:-5000}
@@ -161,7 +165,8 @@ wait_for 300 series_ready || { log "Prometheus lacks samples"; exit 1; }
 metrics_port=$(free_port)
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$tick" --scrape-interval "$scrape" \
     --namespaces "$(IFS=,; echo "${namespaces[*]}")" --metrics-addr "127.0.0.1:$metrics_port" \
-    --log-level debug > "$work/operator.log" 2>&1 &
+    ${KUBE_QPS:+--kube-qps "$KUBE_QPS"} ${KUBE_BURST:+--kube-burst "$KUBE_BURST"} \
+    ${WRITE_WORKERS:+--write-workers "$WRITE_WORKERS"} --log-level debug > "$work/operator.log" 2>&1 &
 op=$!
 pids+=($op)
 started=$SECONDS
@@ -177,7 +182,7 @@ vm() { awk -v k="$1:" '$1 == k {printf "%.1f\n", $2 / 1024}' "/proc/$op/status";
 
 scrape_metrics "$work/m-0.prom"
 prev=$work/m-0.prom
-printf '%-5s %-9s %-9s %-10s %-10s %-28s %-9s %-9s\n' tick seconds prom_q prom_req api_req "api by verb" rss_MB hwm_MB | tee "$work/table.txt"
+printf '%-5s %-9s %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s\n' tick seconds prom_q prom_req queued waiting api_req "api by verb" rss_MB hwm_MB | tee "$work/table.txt"
 for ((k = 1; k <= ticks; k++)); do
     want=$(( $(ticks_done "$prev") + 1 ))
     until scrape_metrics "$work/m-$k.prom" && (( $(ticks_done "$work/m-$k.prom") >= want )); do sleep 0.2; done
@@ -185,13 +190,15 @@ for ((k = 1; k <= ticks; k++)); do
     line=$(grep '"msg":"tick"\|"message":"tick"' "$work/operator.log" | sed -n "${want}p")
     secs=$(jq -r '.seconds' <<< "$line" 2>/dev/null || echo ?)
     pq=$(jq -r '.prometheus_queries' <<< "$line" 2>/dev/null || echo ?)
+    queued=$(jq -r '.pod_patches + .resizes + .status_updates' <<< "$line" 2>/dev/null || echo ?)
+    waiting=$(jq -r '.writes_waiting' <<< "$line" 2>/dev/null || echo ?)
     preq=$(( $(metric_sum "$cur" '^phasescale_prometheus_request_seconds_count') - $(metric_sum "$prev" '^phasescale_prometheus_request_seconds_count') ))
     api=$(( $(metric_sum "$cur" '^phasescale_kube_request_seconds_count') - $(metric_sum "$prev" '^phasescale_kube_request_seconds_count') ))
     verbs=$(join -a1 -e0 -o 0,1.2,2.2 \
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$cur" | sort) \
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$prev" | sort) |
         awk '$2 - $3 > 0 {printf "%s%s=%d", sep, $1, $2 - $3; sep=","}')
-    printf '%-5s %-9.3f %-9s %-10s %-10s %-28s %-9s %-9s\n' "$want" "$secs" "$pq" "$preq" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" | tee -a "$work/table.txt"
+    printf '%-5s %-9.3f %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s\n' "$want" "$secs" "$pq" "$preq" "$queued" "$waiting" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" | tee -a "$work/table.txt"
     prev=$cur
 done
 log "pods tracked: $(awk '/^phasescale_pods_tracked/ {print $2}' "$prev"); resizes: $(grep '^phasescale_resizes_total' "$prev" | tr '\n' ' ')"
