@@ -41,22 +41,13 @@ per_ns=$(( (pods_total + autoscalers - 1) / autoscalers ))
 nodes=$(( (pods_total + 109) / 110 ))
 (( nodes < 3 )) && nodes=3
 work=$(mktemp -d /tmp/phasescale-scale-XXXXXX)
-pids=()
 testenv_started=0
+# shellcheck source=../../tests/lib.sh
+source "$root/tests/lib.sh"  # wait_for, start_bg, stop_all_bg, free_port, start_prometheus
 
-stop_all() {
-    local pid
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    pids=()
-}
 cleanup() {
     local rc=$?
-    stop_all
+    stop_all_bg
     (( testenv_started )) && "$root/tests/testenv/stop.sh" "$work/testenv" > /dev/null 2>&1 || true
     if [[ ${KEEP:-0} == 1 || $rc -ne 0 ]]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
 }
@@ -64,17 +55,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 10000))
-        ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
-    done
-}
-wait_for() {  # wait_for SECONDS COMMAND...
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do (( SECONDS >= deadline )) && return 1; sleep 1; done
-}
 log() { echo "[$(date -u +%T)] $*" >&2; }
 
 # ------------------------------------------------------------------ control plane
@@ -128,29 +108,15 @@ log "all $((per_ns * autoscalers)) pods Running after $((SECONDS - t0)) s"
 "$cli" generate --jobs "$per_ns" --seed 7 --out "$work/trace.csv" > /dev/null
 pod_map=$(for ((i = 0; i < per_ns; i++)); do printf '#%d=trainer-%d,' "$i" "$i"; done)
 pod_map=${pod_map%,}
-targets=""
+targets=()
 for ((a = 0; a < autoscalers; a++)); do
     port=$(free_port)
-    "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$a]}" --speed 3 --loop \
-        --listen "127.0.0.1:$port" --pod-map "$pod_map" > "$work/exporter-$a.log" 2>&1 &
-    pids+=($!)
-    targets+="${targets:+, }'127.0.0.1:$port'"
+    start_bg "$work/exporter-$a.log" "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$a]}" --speed 3 \
+        --loop --listen "127.0.0.1:$port" --pod-map "$pod_map"
+    targets+=("127.0.0.1:$port")
 done
 prom_port=$(free_port)
-cat > "$work/prometheus.yml" <<YAML
-global:
-  scrape_interval: $scrape
-  scrape_timeout: $scrape
-scrape_configs:
-  - job_name: replay
-    honor_labels: true
-    static_configs:
-      - targets: [$targets]
-YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom-data" \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$work/prometheus.log" 2>&1 &
-pids+=($!)
-wait_for 60 curl -fsS "http://127.0.0.1:$prom_port/-/ready" -o /dev/null 2>/dev/null || { log "Prometheus not ready"; exit 1; }
+PROM_SCRAPE_INTERVAL=$scrape start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { log "Prometheus not ready"; exit 1; }
 series_ready() {
     local n
     n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
@@ -168,7 +134,7 @@ metrics_port=$(free_port)
     ${KUBE_QPS:+--kube-qps "$KUBE_QPS"} ${KUBE_BURST:+--kube-burst "$KUBE_BURST"} \
     ${WRITE_WORKERS:+--write-workers "$WRITE_WORKERS"} --log-level debug > "$work/operator.log" 2>&1 &
 op=$!
-pids+=($op)
+bg_pids+=($op)
 started=$SECONDS
 wait_for 120 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { log "operator not ready"; exit 1; }
 log "operator ready (caches synced) after $((SECONDS - started)) s; pid $op"

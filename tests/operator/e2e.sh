@@ -19,51 +19,20 @@ operator=$1 replay=$2 cli=$3 root=$4 sim_allocations=$5
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
 work=$(mktemp -d /tmp/phasescale-e2e-XXXXXX)
-pids=()
-failures=0
 keep=${PHASESCALE_E2E_KEEP:-0}
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"  # check, wait_for, summary, start_bg, stop_all_bg, free_port, start_prometheus
 
-stop_all() {
-    local pid
-    for pid in "${pids[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    pids=()
-}
 cleanup() {
     local rc=$?
-    stop_all
+    stop_all_bg
     if [[ $rc -ne 0 || $failures -ne 0 ]]; then
         echo "--- operator log (tail) ---"; tail -n 40 "$work/operator.log" 2>/dev/null || true
-        echo "--- prometheus log (tail) ---"; tail -n 10 "$work/prometheus.log" 2>/dev/null || true
+        echo "--- prometheus log (tail) ---"; tail -n 10 "$work/prom/prometheus.log" 2>/dev/null || true
     fi
     [[ $keep == 1 ]] && echo "state kept in $work" || rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 10000))
-        ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
-    done
-}
-check() {  # check DESCRIPTION COMMAND...
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
-wait_for() {  # wait_for SECONDS COMMAND...
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do
-        (( SECONDS >= deadline )) && return 1
-        sleep 0.5
-    done
-}
 
 namespaces=(e2e-inplace e2e-recommend e2e-off)
 modes=(InPlace Recommend Off)
@@ -74,30 +43,16 @@ modes=(InPlace Recommend Off)
 speed=15
 
 # Exporters (one per namespace) and Prometheus scraping them every second.
-exporter_ports=() targets=""
+exporter_ports=() targets=()
 for ns in "${namespaces[@]}"; do
     port=$(free_port)
     exporter_ports+=("$port")
-    targets+="${targets:+, }'127.0.0.1:$port'"
+    targets+=("127.0.0.1:$port")
 done
 blocked_port=$(free_port)
-targets+=", '127.0.0.1:$blocked_port'"
+targets+=("127.0.0.1:$blocked_port")
 prom_port=$(free_port)
-cat > "$work/prometheus.yml" <<YAML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: replay
-    honor_labels: true
-    static_configs:
-      - targets: [$targets]
-YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom-data" \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$work/prometheus.log" 2>&1 &
-pids+=($!)
-wait_for 30 curl -fsS "http://127.0.0.1:$prom_port/-/ready" -o /dev/null 2>/dev/null || { echo "FAIL: Prometheus not ready"; exit 1; }
+start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { echo "FAIL: Prometheus not ready"; exit 1; }
 
 # The cluster side: CRD, namespaces, Guaranteed pods on KWOK nodes, PhaseAutoscalers.
 kubectl apply -f "$root/crds/" > /dev/null
@@ -258,11 +213,11 @@ for i in 0 1 2; do
     "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$i]}" --speed "$speed" \
         --listen "127.0.0.1:${exporter_ports[$i]}" --pod-map '#0=trainer-0,#1=trainer-1,#2=trainer-2' --loop \
         > "$work/exporter-$i.log" 2>&1 &
-    pids+=($!)
+    bg_pids+=($!)
 done
 "$replay" --trace "$work/trace-1.csv" --namespace e2e-blocked --speed "$speed" \
     --listen "127.0.0.1:$blocked_port" --pod-map '#0=restarter' --loop > "$work/exporter-blocked.log" 2>&1 &
-pids+=($!)
+bg_pids+=($!)
 series_ready() {
     local n
     n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
@@ -287,7 +242,7 @@ poll_pods() {
 }
 poll_pods >> "$work/obs.tsv" &
 poller_pid=$!
-pids+=($poller_pid)
+bg_pids+=($poller_pid)
 
 # The operator.
 metrics_port=$(free_port)
@@ -295,7 +250,7 @@ metrics_port=$(free_port)
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa" --metrics-addr "127.0.0.1:$metrics_port" \
     --leader-elect --lease-namespace default --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
-pids+=($operator_pid)
+bg_pids+=($operator_pid)
 wait_for 30 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { echo "FAIL: operator not ready"; exit 1; }
 echo "ok: operator ready"
 operator_ready=$(date +%s.%N)
@@ -471,7 +426,7 @@ check "the operator logs JSON lines" bash -c "head -n 5 '$work/operator.log' | j
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa" --metrics-addr "127.0.0.1:$metrics_port" \
     --log-level debug > "$work/operator-2.log" 2>&1 &
-pids+=($!)
+bg_pids+=($!)
 first_tick() { grep -m1 '"msg":"tick"' "$work/operator-2.log"; }
 if wait_for 30 first_tick; then
     tick_line=$(first_tick)
@@ -484,6 +439,5 @@ else
     check "restart: the operator ticks again" false
 fi
 
-stop_all
-echo "e2e: $failures failed"
-[[ $failures == 0 ]]
+stop_all_bg
+summary e2e
