@@ -2,8 +2,8 @@
 
 #include "command.hpp"
 
+#include <phasescale/kube/selector.hpp>
 #include <phasescale/prom/client.hpp>
-#include <phasescale/prom/error.hpp>
 #include <phasescale/prom/features.hpp>
 #include <phasescale/prom/pod_selector.hpp>
 
@@ -88,8 +88,8 @@ model::Trace read_prometheus_trace(const PrometheusSource& s) {
 
   prom::FeatureQueries queries;
   try {
-    queries = prom::select_pods(prom::FeatureQueries(), s.selector);
-  } catch (const prom::ConfigError& e) {
+    queries = prom::select_pods(prom::FeatureQueries(), kube::parse_label_selector(s.selector));
+  } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--selector: ") + e.what());
   }
   prom::ClientConfig config;

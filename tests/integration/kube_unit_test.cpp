@@ -12,6 +12,8 @@
 #include "phasescale/kube/client.hpp"
 #include "phasescale/kube/config.hpp"
 #include "phasescale/kube/rate_limit.hpp"
+#include "phasescale/kube/selector.hpp"
+#include "phasescale/kube/time.hpp"
 
 namespace kube = phasescale::kube;
 namespace fs = std::filesystem;
@@ -581,4 +583,38 @@ TEST_CASE("watch: a connection that goes silent ends the stream (the caller reco
     CHECK_FALSE(stream.next(ev));
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500));
     CHECK_FALSE(stream.end_reason().empty());
+}
+
+TEST_CASE("label selectors: every string form, matching, and back to a string", "[unit]") {
+    using phasescale::kube::parse_label_selector;
+    using Labels = std::map<std::string, std::string>;
+    const auto s = parse_label_selector("app=train, job==a,tier!=web,env in (prod, dev),zone notin (x),gpu,!spot");
+    CHECK(s.match_labels == Labels{{"app", "train"}, {"job", "a"}});
+    REQUIRE(s.match_expressions.size() == 5);
+    CHECK(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}}));
+    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"spot", "1"}}));
+    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "qa"}, {"gpu", ""}}));
+    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"tier", "web"}}));
+    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"zone", "x"}}));
+    CHECK(parse_label_selector(s.to_string()).to_string() == s.to_string());
+    CHECK(s.matches(json{{"metadata", {{"labels", {{"app", "train"}, {"job", "a"}, {"env", "prod"}, {"gpu", "1"}}}}}}));
+    CHECK(parse_label_selector(" ").empty());
+    CHECK(parse_label_selector("example.com/role=worker").match_labels.at("example.com/role") == "worker");
+    // The same key twice: both must hold.
+    CHECK_FALSE(parse_label_selector("a=1,a=2").matches(Labels{{"a", "1"}}));
+    for (const char* bad : {"a in (b", "a,,b", "a in ()", "=x", "a=b c", "a within (b)", "a/b/c=x", "a=\"x\"", "a!x"}) {
+        INFO(bad);
+        CHECK_THROWS_AS(parse_label_selector(bad), std::invalid_argument);
+    }
+    CHECK_THROWS_WITH(parse_label_selector("app within (a)"), Catch::Matchers::Contains("app within (a)") &&
+                                                                 Catch::Matchers::Contains("in or notin"));
+}
+
+TEST_CASE("times as the API writes them", "[unit]") {
+    using namespace phasescale::kube;
+    CHECK(format_time(1700000000.7) == "2023-11-14T22:13:20Z");
+    CHECK(parse_time("2023-11-14T22:13:20Z").value() == 1700000000);
+    CHECK(parse_time("2023-11-14T22:13:20.5Z").value() == 1700000000.5);
+    CHECK_FALSE(parse_time("yesterday"));
+    CHECK_FALSE(parse_time("2023-11-14T22:13:20"));
 }

@@ -287,25 +287,6 @@ TEST_CASE("node patch: the labels and taints of each state, nothing else touched
     CHECK_FALSE(p["metadata"].contains("resourceVersion"));
 }
 
-TEST_CASE("selector strings: the forms a Scale's status.selector takes", "[unit]") {
-    using Labels = std::map<std::string, std::string>;
-    auto s = parse_selector_string("app=train, job==a,tier!=web,env in (prod, dev),zone notin (x),gpu,!spot");
-    REQUIRE(s);
-    CHECK(s->match_labels == std::map<std::string, std::string>{{"app", "train"}, {"job", "a"}});
-    REQUIRE(s->match_expressions.size() == 5);
-    CHECK(s->matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}}));
-    CHECK_FALSE(s->matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"spot", "1"}}));
-    CHECK_FALSE(s->matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "qa"}, {"gpu", ""}}));
-    CHECK_FALSE(s->matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"tier", "web"}}));
-    auto again = parse_selector_string(s->to_string());
-    REQUIRE(again);
-    CHECK(again->to_string() == s->to_string());
-    CHECK(parse_selector_string("")->empty());
-    CHECK_FALSE(parse_selector_string("a in (b"));
-    CHECK_FALSE(parse_selector_string("a,,b"));
-    CHECK_FALSE(parse_selector_string("a in ()"));
-}
-
 TEST_CASE("spec: defaults, every field, and messages naming the field", "[unit]") {
     json loan = {{"spec",
                   {{"inferencePool", {{"nodeSelector", {{"matchLabels", {{"pool", "inference"}}}}}}},

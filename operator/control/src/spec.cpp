@@ -16,34 +16,6 @@ const char* to_string(Mode mode) {
     return "?";
 }
 
-bool LabelSelector::matches(const std::map<std::string, std::string>& labels) const {
-    for (const auto& [k, v] : match_labels) {
-        auto it = labels.find(k);
-        if (it == labels.end() || it->second != v) return false;
-    }
-    for (const SelectorRequirement& r : match_expressions) {
-        auto it = labels.find(r.key);
-        const bool has = it != labels.end();
-        const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-        if (r.op == "In" && !in) return false;
-        if (r.op == "NotIn" && in) return false;
-        if (r.op == "Exists" && !has) return false;
-        if (r.op == "DoesNotExist" && has) return false;
-    }
-    return true;
-}
-
-bool LabelSelector::matches(const json& pod) const {
-    std::map<std::string, std::string> labels;
-    const json* l = nullptr;
-    if (pod.contains("metadata") && pod["metadata"].contains("labels")) l = &pod["metadata"]["labels"];
-    if (l != nullptr && l->is_object()) {
-        for (auto it = l->begin(); it != l->end(); ++it)
-            if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
-    }
-    return matches(labels);
-}
-
 std::string ModelRef::id() const { return config_map.empty() ? name : "configmap/" + config_map + "/" + key; }
 
 ContainerPolicy AutoscalerSpec::policy_for(const std::string& container) const {

@@ -1,4 +1,5 @@
 #include "phasescale/kube/events.hpp"
+#include "phasescale/kube/time.hpp"
 
 #include <unistd.h>
 
@@ -13,14 +14,7 @@ constexpr auto kRepeatWindow = std::chrono::minutes(10);
 // The API server rejects longer messages in events.k8s.io; keep core Events within it too.
 constexpr std::size_t kMaxMessage = 1024;
 
-std::string rfc3339_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
+std::string rfc3339_now() { return format_time(static_cast<double>(std::time(nullptr))); }
 
 std::string host_name() {
     char buf[256] = {};

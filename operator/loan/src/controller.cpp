@@ -1,5 +1,7 @@
 #include "phasescale/loan/controller.hpp"
 
+#include <phasescale/kube/time.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -9,15 +11,7 @@ namespace phasescale::loan {
 namespace {
 
 using json = nlohmann::json;
-
-std::string format_time(double unix_seconds) {
-    const std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
+using kube::format_time;
 
 std::string str(const json& o, const char* key) {
     return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
@@ -355,11 +349,11 @@ void Controller::reconcile_one(const json& loan, std::set<std::string>& claimed,
                     v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;
                     const std::string selector =
                         scale.contains("status") ? str(scale["status"], "selector") : std::string();
-                    job.pods = parse_selector_string(selector);
-                    if (selector.empty() || !job.pods) {
-                        job.pods.reset();
-                        problems.push_back(who + ": its scale subresource has no usable status.selector");
+                    try {
+                        if (!selector.empty()) job.pods = kube::parse_label_selector(selector);
+                    } catch (const std::invalid_argument&) {
                     }
+                    if (!job.pods) problems.push_back(who + ": its scale subresource has no usable status.selector");
                 } catch (const std::exception& e) {
                     problems.push_back(who + ": cannot read its scale subresource: " + e.what());
                     continue;

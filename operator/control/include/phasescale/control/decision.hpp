@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/time.hpp>
 #include <phasescale/policy/recommender.hpp>
 
 #include "phasescale/control/pod.hpp"
@@ -98,9 +99,8 @@ struct PodMarks {
 // A merge patch of the pod's metadata setting these marks; null when the pod has them already.
 json marks_patch(const json& pod, const PodMarks& marks);
 
-// RFC 3339 UTC, whole seconds.
-std::string format_time(double unix_seconds);
-// Parses format_time's output (and fractional seconds); nullopt if it is not one.
-std::optional<double> parse_time(const std::string& text);
+// RFC 3339 UTC, whole seconds (the API's metav1.Time).
+using kube::format_time;
+using kube::parse_time;
 
 }  // namespace phasescale::control

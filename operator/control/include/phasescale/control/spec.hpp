@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/selector.hpp>
 
 namespace phasescale::control {
 
@@ -16,20 +17,8 @@ using nlohmann::json;
 enum class Mode { Off, Recommend, InPlace };
 const char* to_string(Mode mode);
 
-struct SelectorRequirement {
-    std::string key;
-    std::string op;  // In, NotIn, Exists, DoesNotExist
-    std::vector<std::string> values;
-};
-
-// A label selector; an empty one selects every pod.
-struct LabelSelector {
-    std::map<std::string, std::string> match_labels;
-    std::vector<SelectorRequirement> match_expressions;
-
-    bool matches(const std::map<std::string, std::string>& labels) const;
-    bool matches(const json& pod) const;  // metadata.labels
-};
+using kube::LabelSelector;
+using kube::SelectorRequirement;
 
 struct ResourceBounds {
     std::optional<double> cpu;     // cores

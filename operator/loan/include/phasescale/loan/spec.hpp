@@ -9,36 +9,16 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/selector.hpp>
 #include <phasescale/kube/resource.hpp>
 
 namespace phasescale::loan {
 
 using nlohmann::json;
 
-struct SelectorRequirement {
-    std::string key;
-    std::string op;  // In, NotIn, Exists, DoesNotExist
-    std::vector<std::string> values;
-};
-
-// A label selector (metav1.LabelSelector); an empty one selects everything.
-struct LabelSelector {
-    std::map<std::string, std::string> match_labels;
-    std::vector<SelectorRequirement> match_expressions;
-
-    bool empty() const { return match_labels.empty() && match_expressions.empty(); }
-    bool matches(const std::map<std::string, std::string>& labels) const;
-    bool matches(const json& object) const;  // its metadata.labels
-    // The selector as a labelSelector query string ("a=b,c in (x,y),!d").
-    std::string to_string() const;
-};
-
-// Parses a labelSelector string (the form a Scale's status.selector has): "k=v", "k==v", "k!=v",
-// "k in (a,b)", "k notin (a,b)", "k", "!k", comma-separated. nullopt if it is not one.
-std::optional<LabelSelector> parse_selector_string(const std::string& text);
-
-// The labels of an object's metadata.
-std::map<std::string, std::string> labels_of(const json& object);
+using kube::LabelSelector;
+using kube::SelectorRequirement;
+using kube::labels_of;
 
 // Where elastic training jobs are: objects of one resource that has a scale subresource (a
 // Deployment, a StatefulSet, a custom resource), selected by labels, with the defaults their
