@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include <phasescale/kube/spec_reader.hpp>
+
 #include "phasescale/control/quantity.hpp"
 
 namespace phasescale::control {
@@ -42,103 +44,7 @@ std::string ParsedSpec::message() const {
 
 namespace {
 
-struct Reader {
-    std::vector<std::string>& errors;
-
-    void error(const std::string& field, const std::string& what) { errors.push_back("spec." + field + ": " + what); }
-
-    const json* object(const json& parent, const char* key, const std::string& field) {
-        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return nullptr;
-        if (!parent[key].is_object()) {
-            error(field, "expected an object");
-            return nullptr;
-        }
-        return &parent[key];
-    }
-    std::optional<std::string> string(const json& parent, const char* key, const std::string& field) {
-        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
-        if (!parent[key].is_string()) {
-            error(field, "expected a string");
-            return std::nullopt;
-        }
-        return parent[key].get<std::string>();
-    }
-    std::optional<double> number(const json& parent, const char* key, const std::string& field, double lo, double hi) {
-        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
-        if (!parent[key].is_number()) {
-            error(field, "expected a number");
-            return std::nullopt;
-        }
-        const double v = parent[key].get<double>();
-        if (!(v >= lo && v <= hi)) {
-            error(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + parent[key].dump());
-            return std::nullopt;
-        }
-        return v;
-    }
-    std::optional<bool> boolean(const json& parent, const char* key, const std::string& field) {
-        if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return std::nullopt;
-        if (!parent[key].is_boolean()) {
-            error(field, "expected true or false");
-            return std::nullopt;
-        }
-        return parent[key].get<bool>();
-    }
-};
-
-void read_selector(Reader& r, const json& spec, LabelSelector& out) {
-    if (!spec.contains("selector")) {
-        r.error("selector", "is required");
-        return;
-    }
-    const json* sel = r.object(spec, "selector", "selector");
-    if (sel == nullptr) return;
-    if (const json* ml = r.object(*sel, "matchLabels", "selector.matchLabels")) {
-        for (auto it = ml->begin(); it != ml->end(); ++it) {
-            if (!it.value().is_string()) {
-                r.error("selector.matchLabels." + it.key(), "expected a string");
-                continue;
-            }
-            out.match_labels[it.key()] = it.value().get<std::string>();
-        }
-    }
-    if (sel->contains("matchExpressions") && !(*sel)["matchExpressions"].is_null()) {
-        const json& me = (*sel)["matchExpressions"];
-        if (!me.is_array()) {
-            r.error("selector.matchExpressions", "expected a list");
-            return;
-        }
-        for (std::size_t i = 0; i < me.size(); ++i) {
-            const std::string field = "selector.matchExpressions[" + std::to_string(i) + "]";
-            SelectorRequirement req;
-            auto key = r.string(me[i], "key", field + ".key");
-            auto op = r.string(me[i], "operator", field + ".operator");
-            if (!key || key->empty()) {
-                r.error(field + ".key", "is required");
-                continue;
-            }
-            if (!op || (*op != "In" && *op != "NotIn" && *op != "Exists" && *op != "DoesNotExist")) {
-                r.error(field + ".operator", "must be In, NotIn, Exists or DoesNotExist");
-                continue;
-            }
-            req.key = *key;
-            req.op = *op;
-            if (me[i].contains("values") && me[i]["values"].is_array()) {
-                for (const json& v : me[i]["values"])
-                    if (v.is_string()) req.values.push_back(v.get<std::string>());
-            }
-            if ((req.op == "In" || req.op == "NotIn") && req.values.empty()) {
-                r.error(field + ".values", "must not be empty for " + req.op);
-                continue;
-            }
-            if ((req.op == "Exists" || req.op == "DoesNotExist") && !req.values.empty()) {
-                r.error(field + ".values", "must be empty for " + req.op);
-                continue;
-            }
-            out.match_expressions.push_back(std::move(req));
-        }
-    }
-}
+using Reader = kube::SpecReader;
 
 void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field, ResourceBounds& out) {
     const json* b = r.object(parent, key, field);
@@ -240,7 +146,7 @@ ParsedSpec parse_spec(const json& object) {
         return out;
     }
     AutoscalerSpec& s = out.spec;
-    read_selector(r, spec, s.selector);
+    r.selector(spec, "selector", "selector", s.selector, true);
     if (auto mode = r.string(spec, "mode", "mode")) {
         if (*mode == "Off") s.mode = Mode::Off;
         else if (*mode == "Recommend") s.mode = Mode::Recommend;
