@@ -10,7 +10,7 @@
 #include "phasescale/kube/events.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::eventually;
+using kube_test::wait_until;
 using kube_test::make_pod;
 using kube_test::testenv;
 using kube_test::TestNamespace;
@@ -210,9 +210,9 @@ TEST_CASE("pods: eviction and the scale subresource", "[integration][subresource
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-sub");
     client.create(kube::resources::pods, ns.name(), make_pod("victim", node(1)));
-    REQUIRE(eventually([&] { return is_running(client.get(kube::resources::pods, ns.name(), "victim")); }, 30s));
+    REQUIRE(wait_until([&] { return is_running(client.get(kube::resources::pods, ns.name(), "victim")); }, 30s));
     client.evict(ns.name(), "victim", kube_test::immediately());
-    CHECK(eventually([&] { return !client.try_get(kube::resources::pods, ns.name(), "victim"); }, 30s));
+    CHECK(wait_until([&] { return !client.try_get(kube::resources::pods, ns.name(), "victim"); }, 30s));
     CHECK_THROWS_AS(client.evict(ns.name(), "victim"), kube::NotFound);
 
     // A Deployment's scale (the controller-manager runs; KWOK makes its pods Running).
@@ -245,7 +245,7 @@ TEST_CASE("auth: token, client certificate, token file, RBAC denial", "[integrat
     CHECK(review(kube_test::admin_client("testenv-cert")) == "admin");
 
     kube_test::TempDir tmp;
-    kube_test::write_text(tmp.path() / "token", env.admin_token + "\n");
+    kube_test::write_file(tmp.path() / "token", env.admin_token + "\n");
     auto cfg = kube::Config::from_kubeconfig(env.kubeconfig);
     cfg.token.clear();
     cfg.token_file = tmp.path() / "token";
@@ -279,7 +279,7 @@ TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is
 
     // The real API server, but trusting another CA: refused during the handshake.
     auto wrong_ca = kube::Config::from_kubeconfig(env.kubeconfig);
-    wrong_ca.ca_pem = kube_test::read_text(tmp.path() / "other-ca.crt");
+    wrong_ca.ca_pem = kube_test::read_file(tmp.path() / "other-ca.crt");
     wrong_ca.max_retries = 0;
     try {
         kube::Client(wrong_ca).server_version();
@@ -293,10 +293,10 @@ TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is
 
     // Another server with a certificate from the right CA but for other names: refused; with the
     // right name (IP 127.0.0.1): accepted. openssl s_server -WWW serves files, as /version here.
-    kube_test::write_text(tmp.path() / "version", R"({"gitVersion":"v0.0.0-s_server"})");
+    kube_test::write_file(tmp.path() / "version", R"({"gitVersion":"v0.0.0-s_server"})");
     auto serve = [&](const std::string& san) {
         std::string ext = d + "/" + san.substr(0, 3) + ".ext";
-        kube_test::write_text(ext, "subjectAltName=" + san + "\nextendedKeyUsage=serverAuth\n");
+        kube_test::write_file(ext, "subjectAltName=" + san + "\nextendedKeyUsage=serverAuth\n");
         kube_test::run("cd '" + d + "' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout s.key "
                        "-out s.csr -subj /CN=s && openssl x509 -req -in s.csr -CA '" + env.ca_file + "' -CAkey '" +
                        env.dir + "/pki/ca.key' -CAcreateserial -CAserial s.srl -out s.crt -days 1 -extfile '" + ext + "'");
@@ -304,7 +304,7 @@ TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is
         auto server = std::make_unique<kube_test::ChildProcess>(
             std::vector<std::string>{"openssl", "s_server", "-quiet", "-accept", "127.0.0.1:" + std::to_string(port),
                                      "-cert", d + "/s.crt", "-key", d + "/s.key", "-WWW"},
-            tmp.path(), tmp.path() / ("s_server-" + std::to_string(port) + ".log"));
+            tmp.path() / ("s_server-" + std::to_string(port) + ".log"), tmp.path());
         REQUIRE(kube_test::wait_for_port(port, 10s));
         return std::make_pair(std::move(server), port);
     };

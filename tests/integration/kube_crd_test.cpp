@@ -9,7 +9,7 @@
 #include "phasescale/kube/informer.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::eventually;
+using kube_test::wait_until;
 using kube_test::TestNamespace;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -66,7 +66,7 @@ TEST_CASE("custom resources: CRD installed; CR created, watched, patched, scaled
             try { c.remove(kube::resources::custom_resource_definitions, "", name); } catch (...) {}
         }
     } cleanup{client, "widgets." + group};
-    REQUIRE(eventually(
+    REQUIRE(wait_until(
         [&] {
             json crd = client.get(crds, "", "widgets." + group);
             for (const auto& c : crd["status"].value("conditions", json::array())) {
@@ -100,7 +100,7 @@ TEST_CASE("custom resources: CRD installed; CR created, watched, patched, scaled
     json created = client.create(widgets, ns.name(), w);
     CHECK(created["metadata"]["generation"] == 1);
     const std::string key = ns.name() + "/resnet";
-    REQUIRE(eventually([&] { return informer.store().contains(key); }, 10s));
+    REQUIRE(wait_until([&] { return informer.store().contains(key); }, 10s));
     CHECK((*informer.store().get(key))["spec"]["model"] == "default");
 
     // Patches: JSON merge (strategic merge does not exist for custom resources), JSON patch,
@@ -151,7 +151,7 @@ TEST_CASE("custom resources: CRD installed; CR created, watched, patched, scaled
     CHECK(client.get(widgets, ns.name(), "resnet")["spec"]["replicas"] == 4);
 
     // The informer followed every step, and ends with the server's object.
-    CHECK(eventually(
+    CHECK(wait_until(
         [&] {
             auto obj = informer.store().get(key);
             json server = client.get(widgets, ns.name(), "resnet");
@@ -163,7 +163,7 @@ TEST_CASE("custom resources: CRD installed; CR created, watched, patched, scaled
     CHECK((*obj)["spec"]["replicas"] == 4);
 
     client.remove(widgets, ns.name(), "resnet");
-    CHECK(eventually([&] { return !informer.store().contains(key); }, 10s));
+    CHECK(wait_until([&] { return !informer.store().contains(key); }, 10s));
     informer.stop();
     std::lock_guard l(m);
     REQUIRE(seen.size() >= 3);

@@ -11,7 +11,7 @@
 #include "phasescale/kube/informer.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::eventually;
+using kube_test::wait_until;
 using kube_test::make_pod;
 using kube_test::TestNamespace;
 using nlohmann::json;
@@ -72,7 +72,7 @@ std::map<std::string, std::string> store_state(const kube::Informer& informer) {
 }
 
 // The store, the handlers' view and the server agree (the server listed last, so a change
-// still travelling shows up as a retry of eventually()).
+// still travelling shows up as a retry of wait_until()).
 bool consistent(const kube::Client& client, const kube::Informer& informer, Recorder& rec, const std::string& ns) {
     auto server = kube_test::server_state(client, kube::resources::pods, ns);
     return store_state(informer) == server && rec.snapshot() == server;
@@ -128,7 +128,7 @@ TEST_CASE("informer: the store equals the server after creates, updates and dele
     label_pods(client, ns.name(), "p", 0, 20, "one");
     delete_pods(client, ns.name(), "p", 60, 80);
     label_pods(client, ns.name(), "p", 10, 30, "two");
-    CHECK(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
+    CHECK(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
     CHECK(informer.store().size() == 60);
     auto key = ns.name() + "/p5";
     auto p5 = informer.store().get(key);
@@ -138,7 +138,7 @@ TEST_CASE("informer: the store equals the server after creates, updates and dele
     CHECK_FALSE(informer.store().contains(ns.name() + "/p70"));
 
     // KWOK's status updates and ours were reported as updates; periodic resyncs too.
-    CHECK(eventually([&] { return informer.stats().resyncs >= 1; }, 10s));
+    CHECK(wait_until([&] { return informer.stats().resyncs >= 1; }, 10s));
     {
         std::lock_guard lock(rec.mutex);
         CHECK_FALSE(rec.duplicate_add);
@@ -171,7 +171,7 @@ TEST_CASE("informer: consistent again after kube-apiserver restarts in the middl
     informer.add_handlers(rec.handlers());
     informer.start();
     REQUIRE(informer.wait_for_sync(30s));
-    REQUIRE(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
+    REQUIRE(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
     const auto watches_before = informer.stats().watches;
 
     // A graceful restart (SIGTERM: the server closes the watch), then a crash (SIGKILL: the
@@ -180,7 +180,7 @@ TEST_CASE("informer: consistent again after kube-apiserver restarts in the middl
     create_pods(client, ns.name(), "r", 40, 50);
     delete_pods(client, ns.name(), "r", 0, 10);
     label_pods(client, ns.name(), "r", 10, 20, "after-restart");
-    CHECK(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 60s));
+    CHECK(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 60s));
     CHECK(informer.stats().watches > watches_before);
 
     kube_test::testenv_command({"kill-component", "apiserver"});
@@ -189,7 +189,7 @@ TEST_CASE("informer: consistent again after kube-apiserver restarts in the middl
     create_pods(client, ns.name(), "r", 50, 55);
     delete_pods(client, ns.name(), "r", 10, 15);
     label_pods(client, ns.name(), "r", 20, 30, "after-crash");
-    CHECK(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 60s));
+    CHECK(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 60s));
     CHECK(informer.store().size() == 40);
 
     std::lock_guard lock(rec.mutex);
@@ -213,14 +213,14 @@ TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists
     informer.add_handlers(rec.handlers());
     informer.start();
     REQUIRE(informer.wait_for_sync(30s));
-    REQUIRE(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
+    REQUIRE(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
 
     // Stopped and started again with a recent resourceVersion: it resumes the watch, no relist.
     informer.stop();
     create_pods(client, ns.name(), "g", 30, 35);
     delete_pods(client, ns.name(), "g", 0, 3);
     informer.start();
-    CHECK(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
+    CHECK(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
     CHECK(informer.stats().lists == 1);
     CHECK(informer.stats().gone == 0);
 
@@ -232,7 +232,7 @@ TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists
     delete_pods(client, ns.name(), "g", 3, 13);
     label_pods(client, ns.name(), "g", 13, 23, "changed");
     kube_test::testenv_command({"restart-component", "apiserver"});
-    REQUIRE(eventually([&] {
+    REQUIRE(wait_until([&] {
         try { client.server_version(); return true; } catch (...) { return false; }
     }, 30s));
     bool gone = false;
@@ -256,8 +256,8 @@ TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists
 
     // ... and the informer, resuming from the same resourceVersion, relists.
     informer.start();
-    CHECK(eventually([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
-    CHECK(eventually([&] { return informer.stats().lists == 2; }, 10s));
+    CHECK(wait_until([&] { return consistent(client, informer, rec, ns.name()); }, 30s));
+    CHECK(wait_until([&] { return informer.stats().lists == 2; }, 10s));
     CHECK(informer.stats().gone >= 1);
     CHECK(informer.store().size() == 32);
 

@@ -11,7 +11,7 @@
 #include "phasescale/kube/leader_election.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::eventually;
+using kube_test::wait_until;
 using kube_test::TestNamespace;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -40,7 +40,7 @@ TEST_CASE("leader election: one leader at a time; takeover when the leader stops
 
     a.start();
     b.start();
-    REQUIRE(eventually([&] { return a.is_leader() || b.is_leader(); }, 15s));
+    REQUIRE(wait_until([&] { return a.is_leader() || b.is_leader(); }, 15s));
 
     // For a few seconds (several renewals): never two leaders, and the Lease names the one.
     auto until = std::chrono::steady_clock::now() + 3s;
@@ -74,7 +74,7 @@ TEST_CASE("leader election: one leader at a time; takeover when the leader stops
     CHECK_FALSE(leader.is_leader());
     CHECK(stopped_a + stopped_b == 1);
     bool early = false;
-    REQUIRE(eventually(
+    REQUIRE(wait_until(
         [&] {
             // Not before the lease could have expired: the last renewal was at most one retry
             // period before the stop.
@@ -110,7 +110,7 @@ TEST_CASE("leader election: release on stop hands over at once", "[integration][
     cfg_b.identity = "second";
     kube::LeaderElector a(client, cfg_a);
     a.start();
-    REQUIRE(eventually([&] { return a.is_leader(); }, 15s));
+    REQUIRE(wait_until([&] { return a.is_leader(); }, 15s));
     kube::LeaderElector b(client, cfg_b);
     b.start();
     std::this_thread::sleep_for(1s);
@@ -119,7 +119,7 @@ TEST_CASE("leader election: release on stop hands over at once", "[integration][
     a.stop();
     json lease = client.get(kube::resources::leases, ns.name(), "handover");
     CHECK(lease["spec"].value("holderIdentity", "") != "first");
-    REQUIRE(eventually([&] { return b.is_leader(); }, 15s, 20ms));
+    REQUIRE(wait_until([&] { return b.is_leader(); }, 15s, 20ms));
     // Well before the 10 s lease would have expired.
     CHECK(std::chrono::steady_clock::now() - t0 < 5s);
     b.stop();

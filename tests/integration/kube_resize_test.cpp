@@ -7,7 +7,7 @@
 #include "phasescale/kube/client.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::eventually;
+using kube_test::wait_until;
 using kube_test::TestNamespace;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -42,7 +42,7 @@ TEST_CASE("resize: accepted, shown in spec and status; QoS change rejected; beyo
     const auto& pods = kube::resources::pods;
     client.create(pods, ns.name(), kube_test::make_pod("trainer", "kwok-node-0", {"100m", "200m", "128Mi", "256Mi"}));
     json pod;
-    REQUIRE(eventually(
+    REQUIRE(wait_until(
         [&] {
             pod = client.get(pods, ns.name(), "trainer");
             return pod["status"].value("phase", "") == "Running" && pod["status"].contains("containerStatuses");
@@ -57,7 +57,7 @@ TEST_CASE("resize: accepted, shown in spec and status; QoS change rejected; beyo
         CHECK(resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "150m");
         CHECK(resized["spec"]["containers"][0]["resources"]["limits"]["memory"] == "384Mi");
         CHECK(resized["metadata"]["generation"] == generation + 1);
-        CHECK(eventually(
+        CHECK(wait_until(
             [&] {
                 pod = client.get(pods, ns.name(), "trainer");
                 const json& st = main_status(pod);
@@ -101,7 +101,7 @@ TEST_CASE("resize: accepted, shown in spec and status; QoS change rejected; beyo
         json resized = client.resize(ns.name(), "trainer", resources_patch(too_much, limit, "128Mi", "256Mi"));
         CHECK(resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] == too_much);
         std::optional<json> pending;
-        CHECK(eventually(
+        CHECK(wait_until(
             [&] {
                 pod = client.get(pods, ns.name(), "trainer");
                 pending = condition(pod, "PodResizePending");
@@ -116,6 +116,6 @@ TEST_CASE("resize: accepted, shown in spec and status; QoS change rejected; beyo
 
         // Patched back: the condition clears.
         client.resize(ns.name(), "trainer", resources_patch("100m", "200m", "128Mi", "256Mi"));
-        CHECK(eventually([&] { return !condition(client.get(pods, ns.name(), "trainer"), "PodResizePending"); }, 30s));
+        CHECK(wait_until([&] { return !condition(client.get(pods, ns.name(), "trainer"), "PodResizePending"); }, 30s));
     }
 }

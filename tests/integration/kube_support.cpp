@@ -152,15 +152,6 @@ kube::PatchOptions on_subresource(const std::string& subresource) {
     return o;
 }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds interval) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        if (condition()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(interval);
-    }
-}
 
 std::map<std::string, std::string> server_state(const kube::Client& client, const kube::Resource& resource,
                                                 const std::string& ns) {
@@ -173,85 +164,10 @@ std::map<std::string, std::string> server_state(const kube::Client& client, cons
     return state;
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-        setpgid(0, 0);
-        // Dies with the test, even if the test itself is killed.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (chdir(cwd.c_str()) != 0) _exit(127);
-        int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int null_fd = open("/dev/null", O_RDONLY);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        if (null_fd >= 0) dup2(null_fd, 0);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-}
 
-bool ChildProcess::running() {
-    if (pid_ <= 0) return false;
-    int status;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-        pid_ = -1;
-        return false;
-    }
-    return true;
-}
 
-ChildProcess::~ChildProcess() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGTERM);
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 50; ++i) {
-        int status;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    kill(-pid_, SIGKILL);
-    kill(pid_, SIGKILL);
-    int status;
-    waitpid(pid_, &status, 0);
-}
 
-int free_port() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        close(fd);
-        throw std::runtime_error("cannot bind a port");
-    }
-    socklen_t len = sizeof addr;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    close(fd);
-    return ntohs(addr.sin_port);
-}
 
-bool wait_for_port(int port, std::chrono::milliseconds timeout) {
-    return eventually(
-        [port] {
-            int fd = socket(AF_INET, SOCK_STREAM, 0);
-            sockaddr_in addr{};
-            addr.sin_family = AF_INET;
-            addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            addr.sin_port = htons(static_cast<uint16_t>(port));
-            bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-            close(fd);
-            return ok;
-        },
-        timeout, std::chrono::milliseconds(50));
-}
 
 std::string run(const std::string& command) {
     std::string full = command + " 2>&1";
@@ -266,29 +182,8 @@ std::string run(const std::string& command) {
     return out;
 }
 
-TempDir::TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kube-test.XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-}
 
-TempDir::~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-}
 
-std::string read_text(const fs::path& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot read " + file.string());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
-void write_text(const fs::path& file, const std::string& text) {
-    std::ofstream out(file);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-}
 
 }  // namespace kube_test

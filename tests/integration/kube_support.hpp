@@ -3,8 +3,6 @@
 // clean up after themselves, pods, waiting, and child processes.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -13,11 +11,20 @@
 #include <vector>
 
 #include "phasescale/kube/client.hpp"
+#include "process.hpp"
 
 namespace kube_test {
 
 namespace kube = phasescale::kube;
 using nlohmann::json;
+// From tests/support: temporary folders, files, free ports, waits, child processes.
+using test_support::ChildProcess;
+using test_support::free_port;
+using test_support::read_file;
+using test_support::TempDir;
+using test_support::wait_for_port;
+using test_support::wait_until;
+using test_support::write_file;
 
 struct TestEnv {
     std::string dir;
@@ -76,48 +83,11 @@ kube::DeleteOptions immediately();  // grace period 0
 kube::DeleteOptions dry_run_delete();
 kube::PatchOptions on_subresource(const std::string& subresource);
 
-// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds interval = std::chrono::milliseconds(100));
-
 // name -> metadata.resourceVersion of every object the server lists.
 std::map<std::string, std::string> server_state(const kube::Client& client, const kube::Resource& resource,
                                                 const std::string& ns);
 
-// A child process, killed (SIGTERM, then SIGKILL) and reaped when this goes away.
-class ChildProcess {
-public:
-    ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& cwd,
-                 const std::filesystem::path& log);
-    ~ChildProcess();
-    ChildProcess(const ChildProcess&) = delete;
-    ChildProcess& operator=(const ChildProcess&) = delete;
-    bool running();
-
-private:
-    pid_t pid_ = -1;
-};
-
-// A free TCP port on 127.0.0.1 (nothing listens on it right now).
-int free_port();
-// Waits until something accepts connections on 127.0.0.1:port.
-bool wait_for_port(int port, std::chrono::milliseconds timeout);
-
 // Runs a shell command; throws with its output if it fails.
 std::string run(const std::string& command);
-
-// A temporary folder, removed afterwards.
-class TempDir {
-public:
-    TempDir();
-    ~TempDir();
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
-std::string read_text(const std::filesystem::path& file);
-void write_text(const std::filesystem::path& file, const std::string& text);
 
 }  // namespace kube_test

@@ -59,10 +59,10 @@ Pki make_pki(const fs::path& dir) {
                    " && openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:prime256v1 -out other.key");
     Pki p;
     p.dir = dir;
-    p.ca_crt = kube_test::read_text(dir / "ca.crt");
-    p.client_crt = kube_test::read_text(dir / "client.crt");
-    p.client_key = kube_test::read_text(dir / "client.key");
-    p.other_key = kube_test::read_text(dir / "other.key");
+    p.ca_crt = kube_test::read_file(dir / "ca.crt");
+    p.client_crt = kube_test::read_file(dir / "client.crt");
+    p.client_key = kube_test::read_file(dir / "client.key");
+    p.other_key = kube_test::read_file(dir / "other.key");
     return p;
 }
 
@@ -127,7 +127,7 @@ std::string error_of(F&& f) {
 TEST_CASE("kubeconfig: current context with token and CA data", "[unit][kube][config]") {
     TempDir tmp;
     Pki pki = make_pki(tmp.path());
-    kube_test::write_text(tmp.path() / "config", kubeconfig_text(pki));
+    kube_test::write_file(tmp.path() / "config", kubeconfig_text(pki));
     auto cfg = kube::Config::from_kubeconfig(tmp.path() / "config");
     CHECK(cfg.server == "https://127.0.0.1:6443");
     CHECK(cfg.ca_pem == pki.ca_crt);
@@ -142,8 +142,8 @@ TEST_CASE("kubeconfig: current context with token and CA data", "[unit][kube][co
 TEST_CASE("kubeconfig: named contexts with files, certificate data, token file and insecure", "[unit][kube][config]") {
     TempDir tmp;
     Pki pki = make_pki(tmp.path());
-    kube_test::write_text(tmp.path() / "token.txt", "  file-token\n");
-    kube_test::write_text(tmp.path() / "config", kubeconfig_text(pki));
+    kube_test::write_file(tmp.path() / "token.txt", "  file-token\n");
+    kube_test::write_file(tmp.path() / "config", kubeconfig_text(pki));
 
     auto b = kube::Config::from_kubeconfig(tmp.path() / "config", "b");
     CHECK(b.server == "https://k8s.example:443");
@@ -168,11 +168,11 @@ TEST_CASE("kubeconfig: named contexts with files, certificate data, token file a
 
 TEST_CASE("kubeconfig: merged files, the first one wins", "[unit][kube][config]") {
     TempDir tmp;
-    kube_test::write_text(tmp.path() / "one", "clusters:\n- name: x\n  cluster: {server: https://one:1}\n"
+    kube_test::write_file(tmp.path() / "one", "clusters:\n- name: x\n  cluster: {server: https://one:1}\n"
                                               "users:\n- name: u\n  user: {token: t1}\n"
                                               "contexts:\n- name: ctx\n  context: {cluster: x, user: u}\n"
                                               "current-context: ctx\n");
-    kube_test::write_text(tmp.path() / "two", "clusters:\n- name: x\n  cluster: {server: https://two:2}\n"
+    kube_test::write_file(tmp.path() / "two", "clusters:\n- name: x\n  cluster: {server: https://two:2}\n"
                                               "- name: y\n  cluster: {server: https://y:3}\n"
                                               "contexts:\n- name: other\n  context: {cluster: y, user: u}\n"
                                               "current-context: other\n");
@@ -201,7 +201,7 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
     TempDir tmp;
     Pki pki = make_pki(tmp.path());
     const auto config = tmp.path() / "config";
-    kube_test::write_text(config, kubeconfig_text(pki));
+    kube_test::write_file(config, kubeconfig_text(pki));
 
     SECTION("missing kubeconfig") {
         auto e = error_of([&] { kube::Config::from_kubeconfig(tmp.path() / "nope.yaml"); });
@@ -217,7 +217,7 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         CHECK_THAT(e, Catch::Contains("cluster \"nowhere\" not found"));
     }
     SECTION("no current context") {
-        kube_test::write_text(tmp.path() / "empty", "apiVersion: v1\nkind: Config\n");
+        kube_test::write_file(tmp.path() / "empty", "apiVersion: v1\nkind: Config\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(tmp.path() / "empty"); });
         CHECK_THAT(e, Catch::Contains("no current-context"));
     }
@@ -228,13 +228,13 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
                           Catch::Contains("No such file"));
     }
     SECTION("CA file that is no certificate") {
-        kube_test::write_text(tmp.path() / "ca.crt", "hello\n");
+        kube_test::write_file(tmp.path() / "ca.crt", "hello\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "b"); });
         CHECK_THAT(e, Catch::Contains("certificate-authority") && Catch::Contains("not a PEM certificate"));
     }
     SECTION("truncated certificate") {
         std::string crt = pki.client_crt.substr(0, pki.client_crt.size() / 2) + "\n-----END CERTIFICATE-----\n";
-        kube_test::write_text(tmp.path() / "client.crt", crt);
+        kube_test::write_file(tmp.path() / "client.crt", crt);
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "b"); });
         CHECK_THAT(e, Catch::Contains("users[\"certfile\"].client-certificate") && Catch::Contains("PEM"));
     }
@@ -244,7 +244,7 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         CHECK_THAT(e, Catch::Contains("client-key") && Catch::Contains("No such file"));
     }
     SECTION("certificate data that is not base64") {
-        kube_test::write_text(config, "clusters:\n- name: x\n  cluster:\n    server: https://h\n"
+        kube_test::write_file(config, "clusters:\n- name: x\n  cluster:\n    server: https://h\n"
                                       "    certificate-authority-data: '%%%'\n"
                                       "contexts:\n- name: c\n  context: {cluster: x}\ncurrent-context: c\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
@@ -255,14 +255,14 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         CHECK_THAT(e, Catch::Contains("tokenFile") && Catch::Contains("token.txt"));
     }
     SECTION("credential plugins are refused") {
-        kube_test::write_text(config, "clusters:\n- name: x\n  cluster: {server: https://h}\n"
+        kube_test::write_file(config, "clusters:\n- name: x\n  cluster: {server: https://h}\n"
                                       "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
                                       "contexts:\n- name: c\n  context: {cluster: x, user: u}\ncurrent-context: c\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
         CHECK_THAT(e, Catch::Contains("users[\"u\"].exec") && Catch::Contains("not supported"));
     }
     SECTION("not YAML") {
-        kube_test::write_text(config, "clusters: [unclosed\n");
+        kube_test::write_file(config, "clusters: [unclosed\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
         CHECK_THAT(e, Catch::Contains("not valid YAML"));
     }
@@ -284,9 +284,9 @@ TEST_CASE("in-cluster configuration", "[unit][kube][config]") {
     Pki pki = make_pki(tmp.path());
     auto sa = tmp.path() / "sa";
     fs::create_directories(sa);
-    kube_test::write_text(sa / "token", "sa-token\n");
-    kube_test::write_text(sa / "ca.crt", pki.ca_crt);
-    kube_test::write_text(sa / "namespace", "ml-team");
+    kube_test::write_file(sa / "token", "sa-token\n");
+    kube_test::write_file(sa / "ca.crt", pki.ca_crt);
+    kube_test::write_file(sa / "namespace", "ml-team");
 
     ::setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
     ::setenv("KUBERNETES_SERVICE_PORT", "443", 1);

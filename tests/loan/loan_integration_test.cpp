@@ -14,7 +14,7 @@
 
 namespace kube = phasescale::kube;
 namespace loan = phasescale::loan;
-using kube_test::eventually;
+using kube_test::wait_until;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -125,11 +125,11 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
 
     // The CapacityLoan CRD, and a TrainingJob CRD of a group of its own with /scale.
     kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) + "/crds/phasescale.io_capacityloans.yaml");
-    REQUIRE(eventually([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
+    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
     const std::string group = "it-" + run + ".phasescale.io";
     client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
     cleanup.objects.push_back({kube::resources::custom_resource_definitions, "trainingjobs." + group});
-    REQUIRE(eventually([&] { return established(client, "trainingjobs." + group); }, 30s));
+    REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
     const kube::Resource jobs{group, "v1", "trainingjobs", "TrainingJob", true};
 
     // 4 inference and 2 training nodes of 8 GPUs.
@@ -211,7 +211,7 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         // inference-only. The training pool has 16 GPUs, y-0 holds 4, the minimums 8: one more
         // worker fits, and a (more remaining time) gets it.
         INFO("phase 1: no loan");
-        REQUIRE(eventually(
+        REQUIRE(wait_until(
             [&] {
                 for (const auto& n : inf) {
                     json o = node(n);
@@ -231,7 +231,7 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         client.remove(kube::resources::pods, ns.name(), "server-3", kube_test::immediately());
         client.patch(loan::resources::capacity_loans, "", cl, json{{"spec", {{"inference", {{"requiredServers", 2}}}}}},
                      kube::PatchType::Merge);
-        REQUIRE(eventually(
+        REQUIRE(wait_until(
             [&] {
                 const json s = status();
                 return s.value("loanedNodes", json::array()) == json::array({inf[2], inf[3]}) && replicas("a") == 4 &&
@@ -243,14 +243,14 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
             CHECK(loaned_label(o) == "true");
             CHECK_FALSE(has_taint(o, loan::kInferenceOnlyTaint));
             CHECK(has_taint(o, "loan-it"));  // taints of others are kept
-            CHECK(eventually([&] { return has_event(client, "default", inf[i], "Loaned", cl); }, 10s));
+            CHECK(wait_until([&] { return has_event(client, "default", inf[i], "Loaned", cl); }, 10s));
         }
         for (int i : {0, 1}) {
             CHECK(loaned_label(node(inf[i])).empty());
             CHECK(has_taint(node(inf[i]), loan::kInferenceOnlyTaint));
         }
         CHECK(status().value("loanedGPUs", 0) == 16);
-        CHECK(eventually([&] { return has_event(client, ns.name(), "b", "Scaled", "1 -> 3"); }, 10s));
+        CHECK(wait_until([&] { return has_event(client, ns.name(), "b", "Scaled", "1 -> 3"); }, 10s));
 
         // Training moves onto the loaned nodes: X (alone) on inf-2, Y's second worker and one
         // of a's on inf-3.
@@ -259,7 +259,7 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         create_pod(gpu_pod("y-1", inf[3], 4, training, y_owner));
         create_pod(gpu_pod("a-1", inf[3], 4, {{"job", "a"}}));
         // 32 GPUs - X, Y (12) - minimums (8) = 12: a 3, b 2.
-        REQUIRE(eventually([&] { return replicas("a") == 3 && replicas("b") == 2; }, 30s));
+        REQUIRE(wait_until([&] { return replicas("a") == 3 && replicas("b") == 2; }, 30s));
 
         // The load rises: 3 servers needed, one loaned node comes back. inf-2 would preempt X
         // (cost 4/4 = 1); inf-3 preempts Y (4/8 = 0.5) and shrinks a: inf-3 is returned, and
@@ -267,7 +267,7 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         INFO("phase 4: load rises");
         client.patch(loan::resources::capacity_loans, "", cl, json{{"spec", {{"inference", {{"requiredServers", 3}}}}}},
                      kube::PatchType::Merge);
-        REQUIRE(eventually(
+        REQUIRE(wait_until(
             [&] {
                 const json s = status();
                 return s.value("loanedNodes", json::array()) == json::array({inf[2]}) &&
@@ -283,16 +283,16 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
             auto p = client.try_get(kube::resources::pods, ns.name(), pod);
             return !p || (*p)["metadata"].contains("deletionTimestamp");
         };
-        REQUIRE(eventually([&] { return gone("y-1") && gone("a-1"); }, 30s));
+        REQUIRE(wait_until([&] { return gone("y-1") && gone("a-1"); }, 30s));
         for (const char* kept : {"x-0", "y-0", "a-0", "b-0", "server-0", "server-1"}) {
             INFO(kept);
             CHECK_FALSE(gone(kept));
         }
         // 24 GPUs - X, y-0 (8) - minimums (8) = 8: a 2, b 2.
-        REQUIRE(eventually([&] { return replicas("a") == 2 && replicas("b") == 2; }, 30s));
-        CHECK(eventually([&] { return has_event(client, "default", inf[3], "Returned", "least preemption cost 0.5"); }, 10s));
-        CHECK(eventually([&] { return has_event(client, ns.name(), "y-1", "Evicted", inf[3]); }, 10s));
-        CHECK(eventually([&] { return has_event(client, "default", inf[3], "Evicted", "a-1"); }, 10s));
+        REQUIRE(wait_until([&] { return replicas("a") == 2 && replicas("b") == 2; }, 30s));
+        CHECK(wait_until([&] { return has_event(client, "default", inf[3], "Returned", "least preemption cost 0.5"); }, 10s));
+        CHECK(wait_until([&] { return has_event(client, ns.name(), "y-1", "Evicted", inf[3]); }, 10s));
+        CHECK(wait_until([&] { return has_event(client, "default", inf[3], "Evicted", "a-1"); }, 10s));
         CHECK_FALSE(has_event(client, ns.name(), "x-0", "Evicted"));
 
         const json s = status();
@@ -319,7 +319,7 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
     auto client = kube_test::admin_client();
     const std::string run = kube_test::suffix();
     kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) + "/crds/phasescale.io_capacityloans.yaml");
-    REQUIRE(eventually([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
+    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
     Cleanup cleanup{client, {}};
     const std::string n = "loan-" + run + "-bad-0";
     client.create(kube::resources::nodes, "", gpu_node(n, run + "-inference", run));
@@ -345,7 +345,7 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
     controller.start();
     REQUIRE(controller.wait_for_sync(30s));
     json s;
-    REQUIRE(eventually(
+    REQUIRE(wait_until(
         [&] {
             controller.reconcile(0);
             s = client.get(loan::resources::capacity_loans, "", cl).value("status", json::object());
@@ -357,6 +357,6 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
     CHECK_THAT(s["conditions"][0]["message"].get<std::string>(), Catch::Contains("cannot list jobs"));
     // requiredServers 1 of 1 node: nothing loaned, the node is marked inference-only.
     CHECK(s["loanedCount"] == 0);
-    CHECK(eventually([&] { controller.reconcile(0); return has_taint(client.get(kube::resources::nodes, "", n), loan::kInferenceOnlyTaint); }, 30s));
+    CHECK(wait_until([&] { controller.reconcile(0); return has_taint(client.get(kube::resources::nodes, "", n), loan::kInferenceOnlyTaint); }, 30s));
     controller.stop();
 }

@@ -1,5 +1,5 @@
-// Helpers of the Prometheus client's tests: temporary folders, free ports, child processes that
-// are always stopped, a raw HTTP GET, a scripted local HTTP server, bounded waits.
+// Helpers of the Prometheus client's tests: a raw HTTP GET and a scripted local HTTP server, and
+// (from tests/support) temporary folders, free ports, child processes, bounded waits.
 #pragma once
 
 #include <atomic>
@@ -12,58 +12,15 @@
 #include <thread>
 #include <vector>
 
-#include <sys/types.h>
+#include "process.hpp"
 
 namespace prom_test {
 
-// A fresh folder under the system's temporary folder, removed with everything in it.
-class TempDir {
-public:
-    explicit TempDir(const std::string& prefix = "phasescale-prom-test");
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::filesystem::path& path() const { return path_; }
-    // Writes `text` to path()/name and returns the full path.
-    std::string write(const std::string& name, const std::string& text) const;
-
-private:
-    std::filesystem::path path_;
-};
-
-// A loopback TCP port nobody listens on right now.
-int free_port();
-
-std::string read_file(const std::filesystem::path& path);
-
-// A child process in a process group of its own, its stdout and stderr in `log`. The destructor
-// (and stop()) sends SIGTERM to the group, then SIGKILL if it has not ended within a grace time.
-// If this test process dies, the kernel kills the child (PR_SET_PDEATHSIG).
-class ChildProcess {
-public:
-    ChildProcess(std::vector<std::string> argv, std::filesystem::path log);
-    ~ChildProcess();
-    ChildProcess(const ChildProcess&) = delete;
-    ChildProcess& operator=(const ChildProcess&) = delete;
-
-    pid_t pid() const { return pid_; }
-    // False once the process has ended; then exit_code() tells how (-signal if killed).
-    bool running();
-    int exit_code() const { return exit_code_; }
-    // Waits at most `timeout` for the process to end; returns its exit code, or throws.
-    int wait(std::chrono::milliseconds timeout);
-    void stop();
-    // The end of the log, for failure messages.
-    std::string log_tail(std::size_t bytes = 4000) const;
-    std::string describe() const;  // "argv[0] (pid N)"
-
-private:
-    std::vector<std::string> argv_;
-    std::filesystem::path log_;
-    pid_t pid_ = -1;
-    bool reaped_ = false;
-    int exit_code_ = 0;
-};
+using test_support::ChildProcess;
+using test_support::free_port;
+using test_support::read_file;
+using test_support::TempDir;
+using test_support::wait_until;
 
 struct HttpResult {
     int status = 0;  // 0: no answer (error tells why)
@@ -73,10 +30,6 @@ struct HttpResult {
 
 // GET http://127.0.0.1:port/path with a bounded wait.
 HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(2));
-
-// Polls `ready` every `interval` until it returns true or `timeout` passes; returns whether it did.
-bool wait_until(const std::function<bool()>& ready, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds interval = std::chrono::milliseconds(100));
 
 // A tiny HTTP/1.1 server on 127.0.0.1 that records each request and answers with a scripted
 // response, optionally after a delay (cut short when the server stops).
