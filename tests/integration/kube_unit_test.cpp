@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "kube_fake_http.hpp"
+#include "fake_http.hpp"
 #include "kube_support.hpp"
 #include "phasescale/kube/client.hpp"
 #include "phasescale/kube/config.hpp"
@@ -17,7 +17,7 @@
 
 namespace kube = phasescale::kube;
 namespace fs = std::filesystem;
-using kube_test::FakeHttpServer;
+using test_support::FakeHttpServer;
 using kube_test::TempDir;
 using nlohmann::json;
 
@@ -405,7 +405,7 @@ const std::string kPodJson = R"({"kind":"Pod","apiVersion":"v1","metadata":{"nam
 
 TEST_CASE("client: reads are retried on 5xx and writes are not but 429 is retried after Retry-After", "[unit][kube]") {
     std::atomic<int> calls{0};
-    FakeHttpServer server([&](const kube_test::HttpRequestSeen& req, const auto& send) {
+    FakeHttpServer server([&](const test_support::HttpRequest& req, const auto& send) {
         int n = calls++;
         if (req.method == "GET" && req.target.find("/pods/p") != std::string::npos) {
             send(n < 2 ? FakeHttpServer::response(503, R"({"kind":"Status","code":503,"reason":"ServiceUnavailable"})")
@@ -461,7 +461,7 @@ TEST_CASE("client: transport errors name the server and a stop token cancels", "
     CHECK_THROWS_AS(client.server_version(), kube::TransportError);
 
     // A server that never answers: the stop token ends the wait.
-    FakeHttpServer silent([](const kube_test::HttpRequestSeen&, const auto&) {
+    FakeHttpServer silent([](const test_support::HttpRequest&, const auto&) {
         std::this_thread::sleep_for(std::chrono::seconds(3));
     });
     kube::Config scfg;
@@ -481,7 +481,7 @@ TEST_CASE("client: transport errors name the server and a stop token cancels", "
 }
 
 TEST_CASE("client: the rate limit spaces requests", "[unit][kube]") {
-    FakeHttpServer server([](const kube_test::HttpRequestSeen&, const auto& send) {
+    FakeHttpServer server([](const test_support::HttpRequest&, const auto& send) {
         send(FakeHttpServer::response(200, R"({"gitVersion":"v0"})"));
     });
     auto cfg = local_config(server);
@@ -496,7 +496,7 @@ TEST_CASE("client: the rate limit spaces requests", "[unit][kube]") {
 
 TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][watch]") {
     std::atomic<bool> release{false};
-    FakeHttpServer server([&](const kube_test::HttpRequestSeen& req, const auto& send) {
+    FakeHttpServer server([&](const test_support::HttpRequest& req, const auto& send) {
         if (req.target.find("resourceVersion=gone") != std::string::npos) {
             send(FakeHttpServer::response(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"too old"})"));
             return;
@@ -546,7 +546,7 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
 }
 
 TEST_CASE("watch: cancel() ends a blocked next()", "[unit][kube][watch]") {
-    FakeHttpServer server([&](const kube_test::HttpRequestSeen&, const auto& send) {
+    FakeHttpServer server([&](const test_support::HttpRequest&, const auto& send) {
         send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
         for (int i = 0; i < 100; ++i) {
             if (!send(FakeHttpServer::chunk("\n"))) return;  // keep-alive blank lines
@@ -567,7 +567,7 @@ TEST_CASE("watch: cancel() ends a blocked next()", "[unit][kube][watch]") {
 }
 
 TEST_CASE("watch: a connection that goes silent ends the stream (the caller reconnects)", "[unit][kube][watch]") {
-    FakeHttpServer server([&](const kube_test::HttpRequestSeen&, const auto& send) {
+    FakeHttpServer server([&](const test_support::HttpRequest&, const auto& send) {
         send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
         send(FakeHttpServer::chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"3"}}})" "\n"));
         std::this_thread::sleep_for(std::chrono::seconds(3));  // then nothing, not even a close

@@ -60,7 +60,7 @@ std::string form_field(const std::string& body, const std::string& key) {
 }  // namespace
 
 TEST_CASE("the client POSTs form-encoded queries with the bearer token under the URL's prefix", "[local]") {
-    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, vector_of("n", {{"a", "1.5"}})}; });
+    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, vector_of("n", {{"a", "1.5"}})}; });
     std::vector<std::string> seen_endpoints;
     ClientConfig c;
     c.url = server.url() + "/prom/";
@@ -98,7 +98,7 @@ TEST_CASE("the client POSTs form-encoded queries with the bearer token under the
 }
 
 TEST_CASE("a bearer token file is read again when it changes", "[local]") {
-    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector}; });
+    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector}; });
     TempDir dir;
     const std::string file = dir.write("token", "first-token\n");
     ClientConfig c;
@@ -117,7 +117,7 @@ TEST_CASE("a bearer token file is read again when it changes", "[local]") {
 }
 
 TEST_CASE("a server that does not answer in time gives a TransportError that says so", "[local]") {
-    FakeHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector, "application/json", 10s}; });
+    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector, "application/json", 10s}; });
     std::vector<Outcome> outcomes;
     ClientConfig c;
     c.url = server.url();
@@ -157,7 +157,7 @@ TEST_CASE("an unreachable server gives a TransportError naming it", "[local]") {
 
 TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
     int next = 0;
-    FakeHttpServer server([&next](const SeenRequest&) {
+    ScriptedHttpServer server([&next](const SeenRequest&) {
         switch (next++) {
             case 0: return ScriptedResponse{502, "<html>Bad Gateway</html>", "text/html"};
             case 1: return ScriptedResponse{200, "hello", "text/plain"};
@@ -198,7 +198,7 @@ TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
 }
 
 TEST_CASE("read_features makes one query per feature and namespace and keeps going past failures", "[local]") {
-    FakeHttpServer server([](const SeenRequest& req) {
+    ScriptedHttpServer server([](const SeenRequest& req) {
         const std::string body = req.body;
         const bool cpu = body.find("container_cpu_usage_seconds_total") != std::string::npos;
         if (body.find("%22broken%22") != std::string::npos) {
@@ -234,7 +234,7 @@ TEST_CASE("read_features makes one query per feature and namespace and keeps goi
 
 TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, and joins them", "[local]") {
     // Answers each range query with one sample at its start and one at its end.
-    FakeHttpServer server([](const SeenRequest& req) {
+    ScriptedHttpServer server([](const SeenRequest& req) {
         auto param = [&](const std::string& name) {
             const auto at = req.body.find(name + "=");
             const auto end = req.body.find('&', at);
@@ -311,7 +311,7 @@ TEST_CASE("the exporter explains itself and refuses bad arguments clearly", "[lo
     CHECK(bad_trace.code == 1);
     CHECK_THAT(bad_trace.output, Contains("bad.csv") && Contains("mem.working.set"));
 
-    FakeHttpServer busy([](const SeenRequest&) { return ScriptedResponse{}; });
+    ScriptedHttpServer busy([](const SeenRequest&) { return ScriptedResponse{}; });
     Run in_use = run_exporter({"--trace", csv, "--namespace", "n", "--listen", "127.0.0.1:" + std::to_string(busy.port())});
     CHECK(in_use.code == 1);
     CHECK_THAT(in_use.output, Contains("cannot listen on 127.0.0.1:" + std::to_string(busy.port())));

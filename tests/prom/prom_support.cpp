@@ -2,21 +2,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -107,122 +102,12 @@ HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds
     return r;
 }
 
-std::string SeenRequest::header(const std::string& name) const {
-    auto lower = [](std::string s) {
-        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-        return s;
-    };
-    std::istringstream in(headers);
-    std::string line;
-    const std::string want = lower(name);
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        if (lower(line.substr(0, colon)) != want) continue;
-        std::string value = line.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(' '));
-        return value;
-    }
-    return {};
-}
-
-FakeHttpServer::FakeHttpServer(Handler handler) : handler_(std::move(handler)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 16) != 0) {
-        close(listen_fd_);
-        throw std::runtime_error("FakeHttpServer: cannot listen");
-    }
-    socklen_t len = sizeof addr;
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { serve(); });
-}
-
-FakeHttpServer::~FakeHttpServer() {
-    {
-        std::lock_guard lock(mutex_);
-        stop_ = true;
-    }
-    stopped_.notify_all();
-    shutdown(listen_fd_, SHUT_RDWR);
-    thread_.join();
-    for (auto& w : workers_) w.join();
-    close(listen_fd_);
-}
-
-std::vector<SeenRequest> FakeHttpServer::requests() const {
-    std::lock_guard lock(mutex_);
-    return requests_;
-}
-
-void FakeHttpServer::serve() {
-    while (!stop_) {
-        pollfd p{listen_fd_, POLLIN, 0};
-        if (poll(&p, 1, 50) != 1) continue;
-        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        workers_.emplace_back([this, fd] { handle(fd); });
-    }
-}
-
-void FakeHttpServer::handle(int fd) {
-    // Reads one request (headers, then Content-Length bytes), answers it, closes.
-    std::string data;
-    char buf[4096];
-    std::size_t header_end = std::string::npos;
-    std::size_t need = 0;
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!stop_ && std::chrono::steady_clock::now() < deadline) {
-        if (header_end != std::string::npos && data.size() >= header_end + 4 + need) break;
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 50) != 1) continue;
-        ssize_t n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        data.append(buf, static_cast<std::size_t>(n));
-        if (header_end == std::string::npos && (header_end = data.find("\r\n\r\n")) != std::string::npos) {
-            SeenRequest probe;
-            probe.headers = data.substr(0, header_end);
-            std::string cl = probe.header("Content-Length");
-            need = cl.empty() ? 0 : std::stoul(cl);
-        }
-    }
-    if (header_end == std::string::npos) {
-        close(fd);
-        return;
-    }
-    SeenRequest req;
-    std::string head = data.substr(0, header_end);
-    std::string first = head.substr(0, head.find("\r\n"));
-    req.method = first.substr(0, first.find(' '));
-    req.target = first.substr(first.find(' ') + 1);
-    req.target = req.target.substr(0, req.target.find(' '));
-    req.headers = head.substr(std::min(head.size(), first.size() + 2));
-    req.body = data.substr(header_end + 4, need);
-    {
-        std::lock_guard lock(mutex_);
-        requests_.push_back(req);
-    }
-    ScriptedResponse resp = handler_(req);
-    if (resp.delay.count() > 0) {
-        std::unique_lock lock(mutex_);
-        stopped_.wait_for(lock, resp.delay, [this] { return stop_.load(); });
-        if (stop_) {
-            close(fd);
-            return;
-        }
-    }
-    std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " X\r\nContent-Type: " + resp.content_type +
-                      "\r\nContent-Length: " + std::to_string(resp.body.size()) + "\r\nConnection: close\r\n\r\n" +
-                      resp.body;
-    send(fd, out.data(), out.size(), MSG_NOSIGNAL);
-    close(fd);
-}
+ScriptedHttpServer::ScriptedHttpServer(Handler handler)
+    : FakeHttpServer([handler = std::move(handler)](const SeenRequest& request, const test_support::HttpExchange& send) {
+          const ScriptedResponse r = handler(request);
+          if (r.delay.count() > 0 && !send.pause(r.delay)) return;
+          send(response(r.status, r.body, "Connection: close\r\n", r.content_type));
+      }) {}
 
 // ------------------------------------------------------------------------------ certificates
 

@@ -1,5 +1,5 @@
-// Helpers of the Prometheus client's tests: a raw HTTP GET and a scripted local HTTP server, and
-// (from tests/support) temporary folders, free ports, child processes, bounded waits.
+// Helpers of the Prometheus client's tests: a raw HTTP GET, a scripted local HTTP server, test
+// certificates, and (from tests/support) temporary folders, free ports, child processes, waits.
 #pragma once
 
 #include <atomic>
@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_http.hpp"
 #include "process.hpp"
 
 namespace prom_test {
@@ -31,15 +32,7 @@ struct HttpResult {
 // GET http://127.0.0.1:port/path with a bounded wait.
 HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
-// A tiny HTTP/1.1 server on 127.0.0.1 that records each request and answers with a scripted
-// response, optionally after a delay (cut short when the server stops).
-struct SeenRequest {
-    std::string method;
-    std::string target;
-    std::string headers;  // raw header lines
-    std::string body;
-    std::string header(const std::string& name) const;  // case-insensitive; "" if absent
-};
+using SeenRequest = test_support::HttpRequest;
 
 struct ScriptedResponse {
     int status = 200;
@@ -48,28 +41,12 @@ struct ScriptedResponse {
     std::chrono::milliseconds delay{0};
 };
 
-class FakeHttpServer {
+// A test_support::FakeHttpServer that answers each request with the handler's ScriptedResponse,
+// after its delay (cut short when the server stops), and closes the connection.
+class ScriptedHttpServer : public test_support::FakeHttpServer {
 public:
     using Handler = std::function<ScriptedResponse(const SeenRequest&)>;
-    explicit FakeHttpServer(Handler handler);
-    ~FakeHttpServer();
-    int port() const { return port_; }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-    std::vector<SeenRequest> requests() const;
-
-private:
-    void serve();
-    void handle(int fd);
-
-    Handler handler_;
-    int listen_fd_ = -1;
-    int port_ = 0;
-    std::atomic<bool> stop_{false};
-    mutable std::mutex mutex_;
-    std::condition_variable stopped_;
-    std::vector<SeenRequest> requests_;
-    std::vector<std::thread> workers_;
-    std::thread thread_;
+    explicit ScriptedHttpServer(Handler handler);
 };
 
 // A self-signed CA and a server certificate it signed for IP 127.0.0.1, as PEM files in `dir`:
