@@ -86,7 +86,7 @@ struct Job {
 }  // namespace
 
 void trim_node(json& node) {
-    const json md = metadata(node);
+    const json& md = metadata(node);
     json out = {{"metadata", json::object()}};
     for (const char* k : {"name", "uid", "resourceVersion", "labels"})
         if (md.contains(k)) out["metadata"][k] = md[k];
@@ -101,7 +101,7 @@ void trim_node(json& node) {
 }
 
 void trim_pod(json& pod) {
-    const json md = metadata(pod);
+    const json& md = metadata(pod);
     json out = {{"metadata", json::object()}, {"spec", json::object()}};
     for (const char* k : {"name", "namespace", "uid", "labels", "ownerReferences", "deletionTimestamp"})
         if (md.contains(k)) out["metadata"][k] = md[k];
