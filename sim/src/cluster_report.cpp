@@ -3,6 +3,8 @@
 
 #include <phasescale/sim/cluster_report.hpp>
 
+#include "html_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -44,28 +46,10 @@ const ClusterResult* find(const ClusterReport& r, ClusterPolicy p) {
 
 // ---- HTML
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+using html::escape;
 
-std::string format(const char* f, double x) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, f, x);
-  return buffer;
-}
-
-std::string hours(double s) { return format("%.2f h", s / 3600); }
-std::string percent(double share) { return format("%.1f%%", 100 * share); }
+std::string hours(double s) { return html::printf_string("%.2f h", s / 3600); }
+std::string percent(double share) { return html::printf_string("%.1f%%", 100 * share); }
 
 const char* colour(ClusterPolicy p) {
   switch (p) {
@@ -106,12 +90,12 @@ std::string step_chart(const std::string& title, const std::string& y_label, con
     const double v = y_max * i / 4;
     svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y(v) << "\" y2=\"" << y(v)
         << "\" stroke=\"#e4e4e4\"/><text x=\"" << L - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">"
-        << format(y_max >= 10 ? "%.0f" : "%.2g", v) << "</text>\n";
+        << html::printf_string(y_max >= 10 ? "%.0f" : "%.2g", v) << "</text>\n";
   }
   const double days = t_max / 86400, day_step = days > 20 ? 5 : days > 6 ? 2 : days > 1 ? 1 : 0.25;
   for (double d = 0; d <= days + 1e-9; d += day_step) {
     svg << "<text x=\"" << x(d * 86400) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">"
-        << format("%g", d) << "</text>\n";
+        << html::printf_string("%g", d) << "</text>\n";
   }
   svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 4 << "\" text-anchor=\"middle\">days</text>\n";
   svg << "<text transform=\"translate(14 " << (T + H - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
@@ -121,8 +105,8 @@ std::string step_chart(const std::string& title, const std::string& y_label, con
     std::ostringstream d;
     for (std::size_t i = 0; i < l.points.size(); ++i) {
       const auto [t, v] = l.points[i];
-      if (i == 0) d << 'M' << format("%.1f", x(t)) << ',' << format("%.1f", y(v));
-      else d << 'H' << format("%.1f", x(t)) << 'V' << format("%.1f", y(v));
+      if (i == 0) d << 'M' << html::printf_string("%.1f", x(t)) << ',' << html::printf_string("%.1f", y(v));
+      else d << 'H' << html::printf_string("%.1f", x(t)) << 'V' << html::printf_string("%.1f", y(v));
     }
     svg << "<path d=\"" << d.str() << "\" fill=\"none\" stroke=\"" << l.colour << "\" stroke-width=\"1.4\"/>\n";
     const double ly = T + 14 + 18 * legend++;
@@ -188,8 +172,8 @@ std::string cluster_report_html(const ClusterReport& report) {
   html << "<h1>Cluster simulation</h1>\n<p>" << report.jobs << " jobs from " << escape(report.jobs_source)
        << "; inference load from " << escape(report.load_source) << ". Training pool " << o.training_servers
        << " servers, inference pool " << o.inference_servers << " servers, " << o.gpus_per_server
-       << " GPUs each; loaned GPUs train at " << format("%g", o.loaned_speed) << "x; offered load "
-       << format("%.1f", report.offered_gpus) << " GPUs on average.</p>\n";
+       << " GPUs each; loaned GPUs train at " << html::printf_string("%g", o.loaned_speed) << "x; offered load "
+       << html::printf_string("%.1f", report.offered_gpus) << " GPUs on average.</p>\n";
   html << "<table><tr><th>policy</th><th>avg queue</th><th>p95 queue</th><th>avg JCT</th><th>p95 JCT</th>"
           "<th>GPU usage</th><th>training pool</th><th>inference pool</th><th>preemptions</th><th>shrinks</th>"
           "<th>loans</th><th>reclaims</th></tr>\n";

@@ -6,6 +6,8 @@
 #include <phasescale/model/statistics.hpp>
 #include <phasescale/sim/report.hpp>
 
+#include "html_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,27 +29,8 @@ constexpr double kHour = 3600;
 // ---------------------------------------------------------------------------------------------
 // Text and numbers
 
-std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string printf_string(const char* format, double x) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, x);
-  return buffer;
-}
+using html::escape;
+using html::printf_string;
 
 std::string fixed(double x, int decimals) {
   if (!std::isfinite(x)) return "—";
