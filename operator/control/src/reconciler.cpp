@@ -129,11 +129,6 @@ void Reconciler::stop() {
     writes_.wait_idle();
 }
 
-void Reconciler::flush() {
-    writes_.wait_idle();
-    writes_.run_completions();
-}
-
 std::size_t Reconciler::drop_pending_writes() { return writes_.drop_waiting(); }
 
 bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {

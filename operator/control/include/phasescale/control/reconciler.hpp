@@ -92,8 +92,6 @@ public:
     // The same over given objects (tests, benchmarks).
     TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers, const std::vector<kube::Store::ObjectPtr>& pods,
                      double now);
-    // Waits for every queued write and takes in the results (tests, a clean shutdown).
-    void flush();
     // Forgets the writes not sent yet (this replica stopped leading).
     std::size_t drop_pending_writes();
 
