@@ -310,6 +310,19 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
 
 }  // namespace
 
+std::vector<std::string> read_header(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  CsvReader csv(file.get(), path);
+  std::vector<Field> fields;
+  std::size_t line = 0;
+  if (!csv.next(fields, line)) throw InputError(path + ": empty file (no header)");
+  std::vector<std::string> header;
+  for (const auto& f : fields) header.push_back(unescape(f));
+  return header;
+}
+
 Trace read_trace(const std::vector<std::string>& paths, const TraceOptions& options) {
   if (paths.empty()) throw InputError("no trace files given");
   Trace trace;

@@ -17,11 +17,12 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
 Actuator::Actuator(Allocation initial, ActuationOptions options) : options_(options), in_force_(initial) {
   if (options_.delay < 0) throw model::InputError("actuation delay must not be negative");
   if (!(options_.min_change >= 0)) throw model::InputError("minimum change must not be negative");
+  if (!(options_.cooldown_s >= 0)) throw model::InputError("cooldown must not be negative");
 }
 
-const Allocation& Actuator::advance() {
+const Allocation& Actuator::advance(double now) {
   if (!pending_.empty() && pending_.size() >= static_cast<std::size_t>(options_.delay)) {
-    if (pending_.front()) apply(*pending_.front());
+    if (pending_.front()) apply(*pending_.front(), now);
     pending_.pop_front();
   }
   return in_force_;
@@ -29,9 +30,12 @@ const Allocation& Actuator::advance() {
 
 void Actuator::decide(const std::optional<Allocation>& wanted) { pending_.push_back(wanted); }
 
-void Actuator::apply(const Allocation& wanted) {
-  if (!worth_resizing(in_force_, wanted, options_.min_change)) return;
-  in_force_ = wanted;
+void Actuator::apply(const Allocation& wanted, double now) {
+  if (last_resize_ && now < *last_resize_ + options_.cooldown_s) return;
+  const Allocation next = constrain(in_force_, wanted.request, options_.bounds);
+  if (!worth_resizing(in_force_, next, options_.min_change)) return;
+  in_force_ = next;
+  last_resize_ = now;
   ++resizes_;
 }
 

@@ -25,11 +25,15 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
   return static_cast<std::size_t>(at - stats.usage_columns.begin());
 }
 
+// The fallback's estimate gets the policy's margins and floors in provision().
 WindowOptions fallback_options(const PhaseOptions& o) {
   WindowOptions w = o.fallback;
-  w.margins = o.margins;
+  w.margins = {};
   return w;
 }
+
+// The online update's reach: margins stay within these, whatever a container does.
+constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 
 // The phase most training executions began in (by their recorded phase sequences).
 std::optional<int> start_phase(const model::PhaseStatistics& stats) {
@@ -62,12 +66,17 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   statistic({}, options_.memory_quantile);
   if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
   if (options_.adapt_samples < 0) throw model::InputError("phase policy: adapt samples must not be negative");
+  if (!(options_.cpu_target >= 0 && options_.cpu_target < 1))
+    throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
+  if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
+    throw model::InputError("phase policy: adaptation steps must not be negative");
   // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
   // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
   // for allocations within 0.4% of these on the savings benchmarks).
   constexpr std::size_t kSeenPerPhase = 64;
   seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
   start_phase_ = start_phase(*model.statistics);
+  next_phase_ = model.statistics->transition_probabilities();
   if (!options_.oracle) stream_.emplace(model);
 }
 
@@ -94,6 +103,7 @@ void PhaseRecommender::enter(int phase) {
   if (stable_ != phase) {
     stable_ = phase;
     visit_samples_ = 0;
+    visit_start_ = latest_time_;
     oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
   }
 }
@@ -102,13 +112,34 @@ void PhaseRecommender::remember(int phase, Amount usage) {
   seen_in_phase_[static_cast<std::size_t>(phase)].push(usage);
 }
 
+// Moves the container's margins toward its risk targets. CPU is judged against what the policy
+// last recommended, not the allocation in force: while a cooldown holds an old allocation, its
+// misses say nothing about the margin.
+void PhaseRecommender::adapt(const Sample& s) {
+  if (options_.cpu_target > 0 && last_cpu_) {
+    const double missed = s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+    adapted_.cpu = std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
+                              kLowestAdaptedMargin, kHighestAdaptedMargin);
+  }
+  if (s.oom_killed) adapted_.memory = std::min(adapted_.memory + options_.memory_step, kHighestAdaptedMargin);
+}
+
 void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
+  latest_time_ = sample.timestamp;
+  adapt(sample);
+  follow_phase(sample);
+  // After the phase: a visit that begins with a kill keeps its bump.
   if (sample.oom_killed) {
-    const double given = sample.allocated.memory;
+    // The OOM line is the limit (the request where no limit is set).
+    const double given = std::max(sample.allocated.memory, sample.limit.memory);
     oom_floor_ = std::max({oom_floor_, given + options_.oom_min_bump, given * options_.oom_bump_ratio});
   }
+}
+
+// The raw phase of the sample, and the stable phase after the debounce.
+void PhaseRecommender::follow_phase(const Sample& sample) {
   if (options_.oracle) {  // the oracle is told phases in recommend(); it learns levels alike
     if (sample.known_phase >= 0) remember(sample.known_phase, sample.usage);
     return;
@@ -137,6 +168,15 @@ void PhaseRecommender::observe(const Sample& sample) {
 }
 
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
+  const std::optional<Amount> want = estimate(next);
+  if (!want) return std::nullopt;
+  const Allocation a = provision(*want);
+  last_cpu_ = a.request.cpu;
+  return a;
+}
+
+// What the container is expected to use next, before margins and floors.
+std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
   if (options_.oracle) {
     if (next == nullptr) throw model::InputError("oracle policy: needs the next sample's phase");
     unknown_ = next->known_phase < 0;
@@ -149,12 +189,12 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
   // if the model knows one; else the allocation in force stays.
   if (!stable_ && unknown_ && unknown_samples_ == 0) {
     if (!start_phase_) return std::nullopt;
-    return provision(phase_amount(*start_phase_));
+    return phase_amount(*start_phase_);
   }
   if (unknown_ || !stable_) {
-    std::optional<Allocation> a = fallback_.recommend(next);
-    if (a) a->request.memory = a->limit.memory = std::max(a->request.memory, oom_floor_);
-    return a;
+    const std::optional<Allocation> a = fallback_.recommend(next);
+    if (!a) return std::nullopt;
+    return a->request;
   }
 
   Amount want = phase_amount(*stable_);
@@ -169,14 +209,40 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
       }
     }
   }
-  return provision(want);
+  if (options_.horizon_s > 0) want.memory = std::max(want.memory, upcoming_memory());
+  return want;
 }
 
-// The estimate times (1 + margin), never below the latest usage plus headroom nor an OOM bump.
+// What this container used in the phases likely to follow the stable one, once its visit may end
+// before the next resize; 0 otherwise. Phases it has not been in yet do not count: the model's
+// statistics span executions of every size.
+double PhaseRecommender::upcoming_memory() const {
+  const auto from = static_cast<Eigen::Index>(*stable_);
+  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*stable_)];
+  if (latest_time_ - visit_start_ + options_.horizon_s < s.visit_seconds.p50) return 0;
+  double most = 0;
+  for (Eigen::Index to = 0; to < next_phase_.cols(); ++to) {
+    const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(to)];
+    if (to == from || next_phase_(from, to) < options_.likely_next || seen.empty()) continue;
+    std::vector<double> memory;
+    for (const Amount& a : seen.values()) memory.push_back(a.memory);
+    most = std::max(most, model::quantile(std::move(memory), options_.memory_quantile));
+  }
+  return most;
+}
+
+// The estimate times (1 + margin), never below the latest usage times (1 + headroom) and
+// (1 + margin) (a margin below 0 counts as 0 there) nor an OOM bump: every recommendation passes
+// here, so no path allocates less than the container uses, whatever the margins.
 Allocation PhaseRecommender::provision(Amount want) const {
-  return guaranteed({std::max(want.cpu * (1 + options_.margins.cpu), latest_usage_.cpu * (1 + options_.headroom.cpu)),
-                     std::max({want.memory * (1 + options_.margins.memory),
-                               latest_usage_.memory * (1 + options_.headroom.memory), oom_floor_})});
+  auto size = [](double estimate, double latest, double headroom, double margin) {
+    return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));
+  };
+  const double cpu_margin = options_.margins.cpu + adapted_.cpu;
+  const double memory_margin = options_.margins.memory + adapted_.memory;
+  return guaranteed({size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin),
+                     std::max(size(want.memory, latest_usage_.memory, options_.headroom.memory, memory_margin),
+                              oom_floor_)});
 }
 
 }  // namespace phasescale::policy

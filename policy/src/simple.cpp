@@ -2,6 +2,7 @@
 #include <phasescale/model/statistics.hpp>
 #include <phasescale/policy/simple.hpp>
 
+#include <algorithm>
 #include <vector>
 
 namespace phasescale::policy {
@@ -30,6 +31,22 @@ std::optional<Allocation> WindowRecommender::recommend(const Sample*) {
   auto estimate = [&](const Ring<double>& values) { return model::quantile(values.values(), options_.quantile); };
   return guaranteed({estimate(cpu_) * (1 + options_.margins.cpu),
                      estimate(memory_) * (1 + options_.margins.memory)});
+}
+
+KrrRecommender::KrrRecommender(KrrOptions options)
+    : options_(options), cpu_(options.history), memory_(options.history) {}
+
+void KrrRecommender::observe(const Sample& sample) {
+  cpu_.push(sample.usage.cpu);
+  memory_.push(sample.usage.memory);
+}
+
+std::optional<Allocation> KrrRecommender::recommend(const Sample*) {
+  if (cpu_.empty()) return std::nullopt;
+  const std::vector<double> memory = memory_.values();
+  const double peak = *std::max_element(memory.begin(), memory.end());
+  return guaranteed({model::quantile(cpu_.values(), options_.cpu_percentile) * (1 + options_.margins.cpu),
+                     peak * (1 + options_.memory_buffer) * (1 + options_.margins.memory)});
 }
 
 std::optional<Allocation> PerfectRecommender::recommend(const Sample* next) {

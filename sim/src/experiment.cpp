@@ -11,8 +11,17 @@ namespace phasescale::sim {
 
 bool is_causal(const std::string& policy) { return policy != "oracle" && policy != "perfect"; }
 
+namespace {
+
+bool has_column(const model::Trace& trace, const std::string& name) {
+  return std::find(trace.columns.begin(), trace.columns.end(), name) != trace.columns.end();
+}
+
+}  // namespace
+
 Container make_container(const model::Trace& trace, const model::Execution& e,
-                         const model::PhaseModel& phase_model, const TraceColumns& columns) {
+                         const model::PhaseModel& phase_model, const TraceColumns& columns,
+                         const std::optional<policy::Amount>& fixed) {
   Container c;
   c.id = e.id;
   c.source = e.source;
@@ -22,8 +31,15 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
   c.usage.reserve(e.timestamps.size());
   for (Eigen::Index r = 0; r < e.values.rows(); ++r) c.usage.push_back({e.values(r, cpu), e.values(r, memory)});
   // The allocation it ran with: the first row's (training containers keep theirs).
-  c.original = {e.values(0, static_cast<Eigen::Index>(trace.column_index(columns.static_cpu))),
-                e.values(0, static_cast<Eigen::Index>(trace.column_index(columns.static_memory)))};
+  if (fixed) {
+    c.original = *fixed;
+  } else if (has_column(trace, columns.static_cpu) && has_column(trace, columns.static_memory)) {
+    c.original = {e.values(0, static_cast<Eigen::Index>(trace.column_index(columns.static_cpu))),
+                  e.values(0, static_cast<Eigen::Index>(trace.column_index(columns.static_memory)))};
+  } else {
+    c.has_original = false;
+    if (!c.usage.empty()) c.original = c.usage.front();
+  }
   c.features = model::model_features(phase_model, trace, e);
   c.known_phases = model::predict_phases(phase_model, c.features).phases;
   return c;
@@ -31,6 +47,7 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
 
 policy::Margins PolicySettings::default_margins(const std::string& policy) const {
   if (policy == "vpa" || policy == "vpa-warm") return vpa.margins;
+  if (policy == "phase" || policy == "oracle") return phase.margins;
   return {};
 }
 
@@ -81,8 +98,13 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(const std::string& name
     o.oracle = name == "oracle";
     return std::make_unique<policy::PhaseRecommender>(model_, o);
   }
+  if (name == "krr") {
+    policy::KrrOptions o = settings_.krr;
+    o.margins = margins;
+    return std::make_unique<policy::KrrRecommender>(o);
+  }
   if (name == "perfect") return std::make_unique<policy::PerfectRecommender>(margins);
-  throw model::InputError("unknown policy \"" + name + "\" (known: static, vpa, vpa-warm, window, phase, oracle, perfect)");
+  throw model::InputError("unknown policy \"" + name + "\" (known: static, vpa, vpa-warm, window, krr, phase, oracle, perfect)");
 }
 
 namespace {
@@ -104,29 +126,31 @@ Score replay_all(const std::string& policy, const PolicyFactory& factory,
 Calibration calibrate(const std::string& policy, const PolicyFactory& factory,
                       const std::vector<const Container*>& containers,
                       const std::function<std::vector<const Container*>(const Container&)>& warm_history,
-                      double target, const policy::ActuationOptions& actuation) {
-  constexpr double kLowest = -0.95, kHighest = 64, kTolerance = 1e-4;
+                      const RiskTarget& target, const policy::ActuationOptions& actuation, double lowest) {
+  constexpr double kHighest = 64, kTolerance = 1e-4;
   auto run = [&](policy::Margins m) { return replay_all(policy, factory, containers, warm_history, m, actuation); };
+  auto cpu_met = [&](const Score& s) { return s.cpu.fulfilment() >= target.cpu_fulfilment; };
+  auto memory_met = [&](const Score& s) { return s.oom_kills <= target.oom_kills; };
   // [low, high] brackets the answer for each resource: high reaches the target, low does not.
-  policy::Margins low{kLowest, kLowest}, high{1, 1};
-  for (Score s = run(high); s.cpu.fulfilment() < target || s.memory.fulfilment() < target; s = run(high)) {
-    if (s.cpu.fulfilment() < target) high.cpu *= 2;
-    if (s.memory.fulfilment() < target) high.memory *= 2;
+  policy::Margins low{lowest, lowest}, high{std::max(1.0, lowest), std::max(1.0, lowest)};
+  for (Score s = run(high); !cpu_met(s) || !memory_met(s); s = run(high)) {
+    if (!cpu_met(s)) high.cpu *= 2;
+    if (!memory_met(s)) high.memory *= 2;
     if (high.cpu > kHighest || high.memory > kHighest) break;  // unreachable: keep the largest
   }
   const Score at_low = run(low);
-  if (at_low.cpu.fulfilment() >= target) high.cpu = low.cpu;
-  if (at_low.memory.fulfilment() >= target) high.memory = low.memory;
+  if (cpu_met(at_low)) high.cpu = low.cpu;
+  if (memory_met(at_low)) high.memory = low.memory;
   while (high.cpu - low.cpu > kTolerance || high.memory - low.memory > kTolerance) {
     const policy::Margins mid{(low.cpu + high.cpu) / 2, (low.memory + high.memory) / 2};
     const Score s = run(mid);
-    (s.cpu.fulfilment() >= target ? high.cpu : low.cpu) = mid.cpu;
-    (s.memory.fulfilment() >= target ? high.memory : low.memory) = mid.memory;
+    (cpu_met(s) ? high.cpu : low.cpu) = mid.cpu;
+    (memory_met(s) ? high.memory : low.memory) = mid.memory;
     if (high.cpu - low.cpu <= kTolerance) low.cpu = high.cpu;
     if (high.memory - low.memory <= kTolerance) low.memory = high.memory;
   }
   const Score reached = run(high);
-  return {high, reached.cpu.fulfilment(), reached.memory.fulfilment()};
+  return {high, reached.cpu.fulfilment(), reached.oom_kills};
 }
 
 std::vector<Fold> split_executions(std::size_t n, double train_fraction, int folds, std::uint64_t seed) {
@@ -172,6 +196,16 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
   Report report;
   report.options = o;
   report.policies = o.policies;
+  const bool has_static = o.static_allocation || (has_column(trace, o.columns.static_cpu) &&
+                                                  has_column(trace, o.columns.static_memory));
+  if (!has_static) {
+    const auto at = std::find(report.policies.begin(), report.policies.end(), "static");
+    if (at != report.policies.end()) report.policies.erase(at);
+    report.notes.push_back("the trace has no allocation columns (" + o.columns.static_cpu + ", " +
+                           o.columns.static_memory +
+                           ") and no static allocation was given: `static` is skipped, and every "
+                           "policy starts from each execution's first sample");
+  }
   report.folds = split_executions(trace.executions.size(), o.train_fraction, o.folds, o.seed);
   report.split = !report.folds.front().training.empty();
 
@@ -181,7 +215,8 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
     report.model = fold_model;
     std::vector<Container> containers;
     containers.reserve(trace.executions.size());
-    for (const model::Execution& e : trace.executions) containers.push_back(make_container(trace, e, *fold_model, o.columns));
+    for (const model::Execution& e : trace.executions)
+      containers.push_back(make_container(trace, e, *fold_model, o.columns, o.static_allocation));
     std::vector<const Container*> training, held_out;
     for (std::size_t i : fold.training) training.push_back(&containers[i]);
     for (std::size_t i : fold.held_out) held_out.push_back(&containers[i]);
@@ -198,12 +233,20 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
     PolicyFactory factory(*fold_model, o.settings);
     const std::size_t first_result = report.containers.size();
     for (const Container* c : held_out) report.containers.push_back({*c, static_cast<int>(f), {}});
-    for (const std::string& name : o.policies) {
+    // The memory budget of equal risk: the VPA's OOM kills at its defaults on the same executions.
+    RiskTarget target{o.target_fulfilment, 0};
+    if (o.target_fulfilment > 0)
+      target.oom_kills = replay_all("vpa", factory, calibration_set, warm_history,
+                                    o.settings.vpa.margins, o.settings.actuation).oom_kills;
+    for (const std::string& name : report.policies) {
       PolicyResult& result = report.results[name];
+      // The operator's policy is calibrated within what a PhaseAutoscaler accepts (margins >= 0).
+      const double lowest = name == "phase" ? 0.0 : -0.95;
       const policy::Margins margins =
           o.target_fulfilment > 0
-              ? calibrate(name, factory, calibration_set, warm_history, o.target_fulfilment, o.settings.actuation).margins
+              ? calibrate(name, factory, calibration_set, warm_history, target, o.settings.actuation, lowest).margins
               : o.settings.default_margins(name);
+      if (o.target_fulfilment > 0) result.oom_budgets.push_back(target.oom_kills);
       result.margins.push_back(margins);
       for (std::size_t i = 0; i < held_out.size(); ++i) {
         auto recommender = factory.make(name, *held_out[i], warm_history(*held_out[i]), margins);

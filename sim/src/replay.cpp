@@ -1,6 +1,8 @@
 #include <phasescale/policy/simple.hpp>
 #include <phasescale/sim/replay.hpp>
 
+#include <algorithm>
+
 namespace phasescale::sim {
 
 void ResourceScore::add(const ResourceScore& o) {
@@ -9,14 +11,19 @@ void ResourceScore::add(const ResourceScore& o) {
   shortfall += o.shortfall;
   samples += o.samples;
   fulfilled += o.fulfilled;
+  over_limit += o.over_limit;
 }
 
 void Score::add(const Score& o) {
   cpu.add(o.cpu);
   memory.add(o.memory);
   oom_events += o.oom_events;
+  oom_kills += o.oom_kills;
   resizes += o.resizes;
   unknown_phase_samples += o.unknown_phase_samples;
+  jobs += o.jobs;
+  jobs_oom_killed += o.jobs_oom_killed;
+  seconds += o.seconds;
 }
 
 std::vector<double> sample_durations(const std::vector<double>& timestamps) {
@@ -28,13 +35,48 @@ std::vector<double> sample_durations(const std::vector<double>& timestamps) {
 
 namespace {
 
-void score_sample(ResourceScore& s, double usage, double request, double duration) {
+// A limit of 0 is no limit. Returns whether usage went over the limit.
+bool score_sample(ResourceScore& s, double usage, double request, double limit, double duration) {
   s.allocated += request * duration;
   s.used += usage * duration;
   if (usage > request) s.shortfall += (usage - request) * duration;
   ++s.samples;
   s.fulfilled += usage <= request;
+  const bool over = limit > 0 && usage > limit;
+  s.over_limit += over;
+  return over;
 }
+
+// While memory usage stays over the limit, the kubelet restarts the killed container after a
+// CrashLoopBackOff of 10 s doubling up to 300 s (its defaults), and the restarted container, whose
+// usage the trace still shows over the limit, is killed again.
+constexpr double kRestartBackoffInitial = 10, kRestartBackoffMax = 300;
+
+// The OOM kills of one container: one when usage crosses the limit, one more at each restart.
+class CrashLoop {
+ public:
+  // Whether the container is killed at time t, given whether its usage is over the limit.
+  bool killed(double t, bool over) {
+    if (!over) {
+      looping_ = false;
+      return false;
+    }
+    if (!looping_) {
+      looping_ = true;
+      backoff_ = kRestartBackoffInitial;
+      next_kill_ = t + backoff_;
+      return true;
+    }
+    if (t < next_kill_) return false;
+    backoff_ = std::min(2 * backoff_, kRestartBackoffMax);
+    next_kill_ += backoff_;
+    return true;
+  }
+
+ private:
+  bool looping_ = false;
+  double backoff_ = 0, next_kill_ = 0;
+};
 
 }  // namespace
 
@@ -42,13 +84,18 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
               const policy::ActuationOptions& actuation) {
   policy::ActuationOptions options = actuation;
   // The bounds see the sample they allocate for, and resize for any change.
-  if (!causal) options = {0, 0.0};
+  if (!causal) {
+    options.delay = 0;
+    options.min_change = 0;
+    options.cooldown_s = 0;
+  }
   policy::Actuator actuator(policy::guaranteed(c.original), options);
   const std::vector<double> durations = sample_durations(c.timestamps);
   const bool has_features = c.features.rows() == static_cast<Eigen::Index>(c.usage.size());
 
   Replay r;
   r.allocations.reserve(c.usage.size());
+  CrashLoop crash_loop;
   for (std::size_t t = 0; t < c.usage.size(); ++t) {
     policy::Sample s;
     s.timestamp = c.timestamps[t];
@@ -57,17 +104,26 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     s.known_phase = t < c.known_phases.size() ? c.known_phases[t] : -1;
 
     if (!causal) actuator.decide(recommender.recommend(&s));
-    const policy::Allocation& in_force = actuator.advance();
+    const policy::Allocation& in_force = actuator.advance(s.timestamp);
     r.allocations.push_back(in_force);
-    score_sample(r.score.cpu, s.usage.cpu, in_force.request.cpu, durations[t]);
-    score_sample(r.score.memory, s.usage.memory, in_force.request.memory, durations[t]);
+    score_sample(r.score.cpu, s.usage.cpu, in_force.request.cpu, in_force.limit.cpu, durations[t]);
+    const bool over = score_sample(r.score.memory, s.usage.memory, in_force.request.memory,
+                                   in_force.limit.memory, durations[t]);
+    r.score.seconds += durations[t];
     s.allocated = in_force.request;
-    s.oom_killed = s.usage.memory > in_force.limit.memory;
-    r.score.oom_events += s.oom_killed;
+    s.limit = in_force.limit;
+    s.oom_killed = crash_loop.killed(s.timestamp, over);
+    r.score.oom_events += over;
+    if (s.oom_killed) {
+      ++r.score.oom_kills;
+      r.oom_kills.push_back(t);
+    }
 
     recommender.observe(s);
     if (causal) actuator.decide(recommender.recommend(nullptr));
   }
+  r.score.jobs = 1;
+  r.score.jobs_oom_killed = r.score.oom_kills > 0;
   r.score.resizes = actuator.resizes();
   r.score.unknown_phase_samples = recommender.unknown_phase_samples();
   return r;

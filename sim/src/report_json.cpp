@@ -12,13 +12,21 @@ json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 json resource_json(const ResourceScore& r) {
   return {{"allocated", r.allocated}, {"used", r.used}, {"fulfilment", r.fulfilment()},
-          {"shortfall", r.shortfall}, {"samples", r.samples}};
+          {"shortfall", r.shortfall}, {"samples", r.samples}, {"over_limit_samples", r.over_limit}};
 }
 
+// The risk keys come beside the historical ones (oom_events: samples over the memory limit).
 json score_json(const Score& s) {
   json j = {{"cpu", resource_json(s.cpu)}, {"memory", resource_json(s.memory)},
-            {"resizes", s.resizes}, {"unknown_phase_samples", s.unknown_phase_samples}};
+            {"resizes", s.resizes}, {"unknown_phase_samples", s.unknown_phase_samples},
+            {"resizes_per_pod_hour", s.resizes_per_pod_hour()}, {"jobs", s.jobs},
+            {"pod_hours", s.seconds / 3600}};
+  j["cpu"]["throttled_share"] = s.cpu.over_limit_share();
   j["memory"]["oom_events"] = s.oom_events;
+  j["memory"]["oom_kills"] = s.oom_kills;
+  j["memory"]["oom_kills_per_job"] = s.oom_kills_per_job();
+  j["memory"]["jobs_oom_killed"] = s.jobs_oom_killed;
+  j["memory"]["jobs_oom_killed_share"] = s.jobs_oom_killed_share();
   return j;
 }
 
@@ -46,7 +54,7 @@ json report_json(const Report& r) {
     j["memory"]["margin"] = memory_margin;
     j["margins_per_fold"] = per_fold;
     json reduction = json::object();
-    for (const char* baseline : {"vpa", "vpa-warm", "window"}) {
+    for (const char* baseline : {"vpa", "vpa-warm", "window", "krr"}) {
       if (r.results.count(baseline) == 0) continue;
       reduction[baseline] = {{"cpu", number(r.reduction(name, baseline, "cpu"))},
                              {"memory", number(r.reduction(name, baseline, "memory"))}};
@@ -67,8 +75,9 @@ json report_json(const Report& r) {
     json per_policy = json::object();
     for (const auto& [name, replay] : c.replays) {
       json j = score_json(replay.score);
+      j["oom_kill_samples"] = replay.oom_kills;
       j["reduction"] = json::object();
-      for (const char* baseline : {"vpa", "vpa-warm", "window"}) {
+      for (const char* baseline : {"vpa", "vpa-warm", "window", "krr"}) {
         const auto base = c.replays.find(baseline);
         if (base == c.replays.end()) continue;
         j["reduction"][baseline] = {
@@ -103,7 +112,9 @@ json report_json(const Report& r) {
             {"split", r.split},
             {"seed", r.options.seed},
             {"actuation_delay", r.options.settings.actuation.delay},
-            {"min_change", r.options.settings.actuation.min_change}}}};
+            {"min_change", r.options.settings.actuation.min_change},
+            {"cooldown_seconds", r.options.settings.actuation.cooldown_s}}},
+          {"notes", r.notes}};
 }
 
 }  // namespace phasescale::sim

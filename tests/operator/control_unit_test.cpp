@@ -246,7 +246,7 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     CHECK(phase_name(t.phase()) == "phase-0");
     REQUIRE(rec);
     CHECK(rec->request.cpu < 1.0);            // phase 0 is small
-    CHECK(rec->request.cpu >= 0.3 * 1.2 - 1e-9);  // never below usage plus headroom
+    CHECK(rec->request.cpu >= 0.3);           // never below the latest usage
     const double since = t.phase_since();
     CHECK(since > 0);
     // Phase 1 once seen debounceSamples (2) times in a row.

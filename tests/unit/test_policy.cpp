@@ -158,7 +158,7 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
   PhaseOptions o;
   o.margins = {0.1, 0};
   o.debounce = 2;
-  o.headroom = {0.1, 0.1};
+  o.headroom = {0, 0.1};
   o.fallback.samples = 5;
   PhaseRecommender r(m, o);
   Feed feed{r};
@@ -171,7 +171,7 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
   CHECK(a.request.cpu == Approx(0.66));
   CHECK(a.request.memory == Approx(1 * GiB));
   // One sample of phase 1 is not enough to switch (debounce 2), but the allocation never goes
-  // below the latest usage plus 10% headroom.
+  // below the latest usage plus the 10% margin.
   a = *feed(1.5, 0.5 * GiB);
   CHECK(r.phase() == 0);
   CHECK(a.request.cpu == Approx(1.65));
@@ -202,7 +202,9 @@ TEST_CASE("phase: before the history is full, the phase executions usually start
 
 TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseRecommender r(m, PhaseOptions{});
+  PhaseOptions o;
+  o.memory_step = 0;  // the bump alone
+  PhaseRecommender r(m, o);
   Feed feed{r};
   feed(0.5, 0.5 * GiB);
   feed(0.5, 0.5 * GiB);
@@ -211,10 +213,91 @@ TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy
   CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1.2 * GiB));
 }
 
+TEST_CASE("phase: each OOM kill adds the memory step to the container's margin for good", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.memory_step = 0.25;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  feed(0.5, 0.5 * GiB);
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // phase 0's p99
+  feed(0.5, 0.5 * GiB, true, {1, 0.4 * GiB});                         // a kill at 0.4 GiB
+  feed(1.5, 3 * GiB);
+  feed(1.5, 3 * GiB);  // phase 1: the bump is gone, the margin stays
+  REQUIRE(r.phase() == 1);
+  // Three samples of its own there (adapt_samples): their p99, 3 GiB, times 1.25.
+  CHECK(feed(1.5, 3 * GiB)->request.memory == Approx(3 * GiB * 1.25));
+}
+
+TEST_CASE("phase: the CPU margin adapts online toward the target fulfilment", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.cpu_target = 0.9;
+  o.cpu_step = 0.1;
+  o.adapt_samples = 0;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  feed(0.5, 0.5 * GiB);
+  const double base = feed(0.5, 0.5 * GiB)->request.cpu;  // phase 0's p95, 0.6: none recommended before
+  CHECK(base == Approx(0.6));
+  // Usage above what it recommended: a miss raises the margin by step * target. The allocation
+  // in force (here far above) does not matter: a cooldown may hold it. The latest usage, times
+  // (1 + margin), is the floor.
+  const double after_miss = feed(0.62, 0.5 * GiB, false, {8, GiB})->request.cpu;
+  CHECK(after_miss == Approx(0.62 * (1 + 0.1 * 0.9)));
+  // Each sample within it lowers the margin by step * (1 - target).
+  const double after_hit = feed(0.5, 0.5 * GiB, false, {0.1, GiB})->request.cpu;
+  CHECK(after_hit == Approx(0.6 * (1 + 0.1 * 0.9 - 0.1 * 0.1)));
+}
+
+TEST_CASE("phase: no path allocates below the latest usage plus headroom or an OOM bump", "[policy][phase]") {
+  // The calibration once drove margins to -0.95, and the window fallback for unknown phases
+  // then allocated 5% of usage. Every path now passes the same floors, whatever the margins.
+  const model::PhaseModel m = two_phase_model();
+  std::uint64_t state = 7;
+  auto uniform = [&] {  // a small LCG: deterministic, no dependence on the library's engines
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (const double margin : {-0.95, -0.5, 0.0, 0.5}) {
+    PhaseOptions o;
+    o.margins = {margin, margin};
+    o.headroom = {0.2, 0.1};
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    for (int i = 0; i < 400; ++i) {
+      // Phase 0, phase 1 and far from both (unknown: the fallback path) in turn.
+      const double cpu = 0.1 + 3 * uniform(), memory = (0.1 + 6 * uniform()) * GiB;
+      const bool oom = uniform() < 0.05;
+      const std::optional<Allocation> a = feed(cpu, memory, oom, {1, 2 * GiB});
+      if (!a) continue;
+      CHECK(a->request.cpu >= cpu * 1.2 - 1e-9);
+      CHECK(a->request.memory >= memory * 1.1 - 1);
+      if (oom) CHECK(a->request.memory >= 2 * GiB * 1.2 - 1);
+    }
+    CHECK(r.unknown_phase_samples() > 0);
+  }
+}
+
+TEST_CASE("krr: CPU p95 of the history, memory its maximum plus 15%", "[policy]") {
+  KrrRecommender k(KrrOptions{});
+  CHECK(!k.recommend(nullptr));
+  for (int i = 1; i <= 100; ++i) k.observe(at(i, i / 100.0, (i == 50 ? 4 : 1) * GiB));
+  const Allocation a = *k.recommend(nullptr);
+  CHECK(a.request.cpu == Approx(model::quantile([] {
+    std::vector<double> v;
+    for (int i = 1; i <= 100; ++i) v.push_back(i / 100.0);
+    return v;
+  }(), 0.95)));
+  CHECK(a.request.memory == Approx(4 * GiB * 1.15));
+  CHECK(a.limit.memory == a.request.memory);
+}
+
 TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
   PhaseOptions o;
   o.proactive = true;
+  o.headroom = {0.2, 0.1};
   PhaseRecommender r(m, o);
   Feed feed{r};
   feed(0.5, 0.5 * GiB);
@@ -248,16 +331,59 @@ TEST_CASE("phase policy rejects a model without statistics and unknown quantiles
 TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
   const Allocation start = guaranteed({1, GiB});
   Actuator act(start, {2, 0.05});
-  CHECK(act.advance().request.cpu == 1);
+  CHECK(act.advance(0).request.cpu == 1);
   act.decide(guaranteed({2, GiB}));  // after sample 0: in force at sample 2
-  CHECK(act.advance().request.cpu == 1);
+  CHECK(act.advance(1).request.cpu == 1);
   act.decide(guaranteed({2.05, GiB}));  // 2.5% above 2: not worth a resize
-  CHECK(act.advance().request.cpu == 2);
+  CHECK(act.advance(2).request.cpu == 2);
   act.decide(guaranteed({2, 2 * GiB}));
-  CHECK(act.advance().request.cpu == 2);
+  CHECK(act.advance(3).request.cpu == 2);
   act.decide(guaranteed({2, 2 * GiB}));
-  CHECK(act.advance().request.memory == 2 * GiB);
+  CHECK(act.advance(4).request.memory == 2 * GiB);
   CHECK(act.resizes() == 2);
+}
+
+TEST_CASE("actuator: no resize within the cooldown of the last one, in trace time", "[policy]") {
+  ActuationOptions o{1, 0.05};
+  o.cooldown_s = 60;
+  Actuator act(guaranteed({1, GiB}), o);
+  act.advance(0);
+  act.decide(guaranteed({2, GiB}));
+  CHECK(act.advance(15).request.cpu == 2);  // the first resize, at t = 15
+  for (double t : {30.0, 45.0, 60.0}) {
+    act.decide(guaranteed({3, GiB}));
+    CHECK(act.advance(t).request.cpu == 2);  // within 60 s of it
+  }
+  act.decide(guaranteed({3, GiB}));
+  CHECK(act.advance(75).request.cpu == 3);
+  CHECK(act.resizes() == 2);
+}
+
+TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
+  ActuationOptions o{1, 0.0};
+  o.bounds.min_cpu = 0.5;
+  o.bounds.max_memory = 4 * GiB;
+  // Burstable: the memory limit is twice the request, and keeps that ratio.
+  const Allocation burstable{{1, GiB}, {2, 2 * GiB}};
+  Actuator act(burstable, o);
+  act.advance(0);
+  act.decide(guaranteed({0.1, 8 * GiB}));
+  const Allocation a = act.advance(1);
+  CHECK(a.request.cpu == 0.5);             // minAllowed
+  CHECK(a.limit.cpu == 1.0);               // ratio 2
+  CHECK(a.request.memory == 4 * GiB);      // maxAllowed
+  CHECK(a.limit.memory == 8 * GiB);
+  // RequestsOnly: limits stay, a request never above its limit; uncontrolled CPU stays.
+  ActuationOptions r{1, 0.0};
+  r.bounds.requests_and_limits = false;
+  r.bounds.control_cpu = false;
+  Actuator only(burstable, r);
+  only.advance(0);
+  only.decide(guaranteed({3, 3 * GiB}));
+  const Allocation b = only.advance(1);
+  CHECK(b.request.cpu == 1);
+  CHECK(b.request.memory == 2 * GiB);
+  CHECK(b.limit.memory == 2 * GiB);
 }
 
 TEST_CASE("ring: keeps the last capacity values, oldest first", "[policy]") {

@@ -50,6 +50,7 @@ Report experiment(std::size_t executions, int folds, std::size_t samples = 120,
   auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
   ExperimentOptions o;
   o.folds = folds;
+  o.target_fulfilment = 0.95;
   o.policies = std::move(policies);
   o.settings.vpa.memory_interval_s = 300;
   return run_experiment(trace_of(executions, samples), [&](const std::vector<std::size_t>&) { return model; }, o);

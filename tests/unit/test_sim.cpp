@@ -70,6 +70,12 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
   CHECK(r.score.cpu.fulfilment() == Approx(0.75));
   CHECK(r.score.memory.shortfall == Approx(1 * GiB * 10));
   CHECK(r.score.oom_events == 1);
+  CHECK(r.score.oom_kills == 1);
+  CHECK(r.oom_kills == std::vector<std::size_t>{2});
+  CHECK(r.score.jobs == 1);
+  CHECK(r.score.jobs_oom_killed == 1);
+  CHECK(r.score.cpu.over_limit == 1);  // 3 cores against a limit of 2: throttled
+  CHECK(r.score.seconds == Approx(50));
   CHECK(r.score.resizes == 0);
   REQUIRE(r.allocations.size() == 4);
 
@@ -83,6 +89,35 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
   CHECK(f.allocations[2].request.cpu == 3);
   CHECK(f.allocations[3].request.cpu == 1);
   CHECK(f.score.resizes == 3);
+}
+
+TEST_CASE("replay: crossing the memory limit is an OOM kill, and so is each restart while over it", "[sim]") {
+  Container c;
+  c.timestamps = {0, 5, 10, 15, 20, 25};
+  c.usage = {{1, 1 * GiB}, {1, 3 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}};
+  c.original = {2, 2 * GiB};
+  policy::StaticRecommender fixed(c.original, {});
+  const Replay r = replay(c, fixed, true, {});
+  // Over at 5-10 (restart due at 15: none) and at 20.
+  CHECK(r.score.oom_events == 3);
+  CHECK(r.score.oom_kills == 2);
+  CHECK(r.oom_kills == std::vector<std::size_t>{1, 4});
+  CHECK(r.score.oom_kills_per_job() == 2);
+  CHECK(r.score.jobs_oom_killed_share() == 1);
+
+  // Over the limit for good from t = 0: killed at 0 and at the restarts after 10, 20, 40, 80,
+  // 160, 300 and 300 s of back-off: 0, 10, 30, 70, 150, 310, 610, 910.
+  Container starved;
+  for (int t = 0; t <= 1000; t += 5) {
+    starved.timestamps.push_back(t);
+    starved.usage.push_back({1, 3 * GiB});
+  }
+  starved.original = {2, 2 * GiB};
+  const Replay loop = replay(starved, fixed, true, {});
+  std::vector<double> at;
+  for (std::size_t i : loop.oom_kills) at.push_back(starved.timestamps[i]);
+  CHECK(at == std::vector<double>{0, 10, 30, 70, 150, 310, 610, 910});
+  CHECK(loop.score.jobs_oom_killed == 1);
 }
 
 TEST_CASE("causality: a later sample never changes an earlier allocation", "[sim]") {
@@ -129,17 +164,33 @@ TEST_CASE("calibration finds the smallest margin that reaches the target", "[sim
   for (int i = 0; i < 10; ++i) c.usage.push_back({1.0 + 0.1 * i, (1.0 + 0.1 * i) * GiB});
   c.original = {4, 4 * GiB};
   auto none = [](const Container&) { return std::vector<const Container*>{}; };
-  // Static at 4 cores covers a peak of 1.9 from a margin of 1.9 / 4 - 1 = -0.525.
-  const Calibration s = calibrate("static", factory, {&c}, none, 0.95, settings.actuation);
+  // Static at 4 cores covers a peak of 1.9 from a margin of 1.9 / 4 - 1 = -0.525; memory is
+  // calibrated to no OOM kill: the same margin.
+  const Calibration s = calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation);
   CHECK(s.margins.cpu == Approx(-0.525).margin(2e-4));
   CHECK(s.margins.cpu >= 1.9 / 4 - 1);
   CHECK(s.cpu_fulfilment >= 0.95);
+  CHECK(s.margins.memory == Approx(-0.525).margin(2e-4));
+  CHECK(s.oom_kills == 0);
   // At 80%, the static allocation may miss the two largest samples: 1.7 / 4 - 1.
-  CHECK(calibrate("static", factory, {&c}, none, 0.8, settings.actuation).margins.cpu == Approx(1.7 / 4 - 1).margin(2e-4));
+  CHECK(calibrate("static", factory, {&c}, none, {0.8, 0}, settings.actuation).margins.cpu ==
+        Approx(1.7 / 4 - 1).margin(2e-4));
+  // Memory peaks of 1.5, 1.8 and 1.9 GiB apart: a budget of one kill gives up the highest, two
+  // the highest two.
+  Container peaks = c;
+  const std::vector<double> memory = {1, 1, 1.5, 1, 1, 1.8, 1, 1, 1.9, 1};
+  for (std::size_t i = 0; i < memory.size(); ++i) peaks.usage[i] = {1, memory[i] * GiB};
+  const Calibration one = calibrate("static", factory, {&peaks}, none, {0.95, 1}, settings.actuation);
+  CHECK(one.margins.memory == Approx(1.8 / 4 - 1).margin(2e-4));
+  CHECK(one.oom_kills == 1);
+  CHECK(calibrate("static", factory, {&peaks}, none, {0.95, 2}, settings.actuation).margins.memory ==
+        Approx(1.5 / 4 - 1).margin(2e-4));
   // Perfect needs no margin at all.
-  const Calibration p = calibrate("perfect", factory, {&c}, none, 0.95, settings.actuation);
+  const Calibration p = calibrate("perfect", factory, {&c}, none, {0.95, 0}, settings.actuation);
   CHECK(p.margins.cpu == Approx(0).margin(2e-4));
   CHECK(p.margins.memory == Approx(0).margin(2e-4));
+  // A floor on the margins (the operator's policy accepts none below 0).
+  CHECK(calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation, 0.0).margins.cpu == 0);
 }
 
 TEST_CASE("executions are split whole and seeded", "[sim]") {

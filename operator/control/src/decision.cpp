@@ -6,32 +6,21 @@
 #include <ctime>
 
 #include <phasescale/policy/actuator.hpp>
+#include <phasescale/policy/bounds.hpp>
 
 #include "phasescale/control/quantity.hpp"
 
 namespace phasescale::control {
 namespace {
 
-double clamp(double v, const std::optional<double>& lo, const std::optional<double>& hi) {
-    if (hi) v = std::min(v, *hi);
-    if (lo) v = std::max(v, *lo);
-    return v;
-}
-
-// One resource of a target: request, and limit when limits are controlled.
+// One resource of a target: request, and limit when limits are controlled (policy's rules).
 void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi,
           double (*round)(double), bool limits_controlled, const std::optional<double>& current_request,
           const std::optional<double>& current_limit, std::optional<double>& request, std::optional<double>& limit) {
-    double req = round(clamp(recommended, lo, hi));
-    if (limits_controlled) {
-        if (current_limit) {
-            const double ratio = current_request && *current_request > 0 ? *current_limit / *current_request : 1.0;
-            limit = ratio == 1.0 ? req : round(req * ratio);
-        }
-    } else if (current_limit && req > *current_limit) {
-        req = *current_limit;
-    }
-    request = req;
+    const policy::SizedResource s =
+        policy::size_resource(recommended, lo, hi, limits_controlled, current_request, current_limit, round);
+    request = s.request;
+    limit = s.limit;
 }
 
 policy::Allocation requests_of(const ContainerResources& r) {

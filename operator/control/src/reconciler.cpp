@@ -76,6 +76,7 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history, con
         for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
         in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
         in.allocated = {resources.requests.cpu.value_or(0), resources.requests.memory.value_or(0)};
+        in.limits = {resources.limits.cpu.value_or(0), resources.limits.memory.value_or(0)};
         const ContainerRestarts r = container_restarts(pod, resources.name);
         in.restart_count = r.restart_count;
         tracker.step(in);
@@ -512,6 +513,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                         }
                         in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
                                         c.requests.memory.value_or(c.limits.memory.value_or(0))};
+                        in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
                         const ContainerRestarts r = container_restarts(*pod, c.name);
                         in.restart_count = r.restart_count;
                         in.last_oom_killed = r.last_oom_killed;

@@ -115,6 +115,9 @@ void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizi
         else out.quantile = *q;
     }
     if (auto m = r.number(*s, "safetyMargin", field + ".safetyMargin", 0, 10)) out.safety_margin = *m;
+    if (std::string(res) == "cpu") {
+        if (auto t = r.number(*s, "targetFulfilment", field + ".targetFulfilment", 0, 0.999)) out.target_fulfilment = *t;
+    }
 }
 
 // The CRD documents {namespace} and {window}; the Prometheus client's templates use ${...}.

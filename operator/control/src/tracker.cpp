@@ -9,8 +9,10 @@ policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
     o.cpu_quantile = spec.cpu.quantile;
     o.memory_quantile = spec.memory.quantile;
     o.margins = {spec.cpu.safety_margin, spec.memory.safety_margin};
+    o.cpu_target = spec.cpu.target_fulfilment;
     o.debounce = spec.debounce_samples;
     o.proactive = spec.proactive;
+    o.horizon_s = spec.cooldown_seconds;  // an allocation holds at least until the next resize
     return o;
 }
 
@@ -34,6 +36,7 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     s.timestamp = in.timestamp;
     s.usage = in.usage;
     s.allocated = in.allocated;
+    s.limit = in.limits;
     s.features = in.features.data();
     // An OOM kill counts once: when the restart count grows and the last termination says so.
     // What happened before the container was first seen is not ours to react to.

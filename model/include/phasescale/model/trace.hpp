@@ -39,4 +39,7 @@ struct TraceOptions {
 // time going backwards within an id, a row with the wrong number of fields, or an empty file.
 Trace read_trace(const std::vector<std::string>& paths, const TraceOptions& options);
 
+// The column names of a trace file's header row (InputError for a missing or empty file).
+std::vector<std::string> read_header(const std::string& path);
+
 }  // namespace phasescale::model

@@ -17,16 +17,31 @@ struct PhaseOptions {
   double cpu_quantile = 0.95;
   double memory_quantile = 0.99;
   Margins margins;
+  // Online risk targets. CPU: each container's margin moves after every sample so that the share
+  // of samples whose usage stays within the request approaches `cpu_target` (an online conformal
+  // update with step `cpu_step`; 0: off, the margin stays as given). Memory: every OOM kill of
+  // the container adds `memory_step` to its memory margin for the rest of its life (the budget
+  // is no kill).
+  double cpu_target = 0;
+  double cpu_step = 0.05;
+  double memory_step = 0.25;
   // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
   int debounce = 2;
   // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
   // usage in that phase replaces the model's (which spans every training execution, small and
   // large); 0 keeps the model's statistics throughout.
   int adapt_samples = 3;
-  // Never below the latest usage times (1 + headroom), per resource.
-  Margins headroom{0.2, 0.1};
+  // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
+  // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
+  Margins headroom{0, 0};
   // Also provision for the likely next phase once a visit lasts longer than that phase's median.
   bool proactive = false;
+  // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
+  // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
+  // visit), memory also covers the likely next phases (transition probability at least
+  // `likely_next`) at what this container used there. 0: none.
+  double horizon_s = 0;
+  double likely_next = 0.2;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
@@ -34,7 +49,7 @@ struct PhaseOptions {
   // until the phase changes (VPA's bump: DefaultOOMMinBumpUp 100 MiB, DefaultOOMBumpUpRatio 1.2).
   double oom_bump_ratio = 1.2;
   double oom_min_bump = 100.0 * 1024 * 1024;
-  WindowOptions fallback;  // its margins are set to these margins
+  WindowOptions fallback;  // its margins are ignored: the policy's apply
   // Columns of the model's statistics that hold CPU and memory usage.
   std::string cpu_column = "cpu.usage.cores";
   std::string memory_column = "mem.working.set";
@@ -55,7 +70,11 @@ class PhaseRecommender : public Recommender {
  private:
   Amount phase_amount(int phase) const;
   Amount model_amount(int phase) const;
+  std::optional<Amount> estimate(const Sample* next);
+  double upcoming_memory() const;
   Allocation provision(Amount want) const;
+  void adapt(const Sample& sample);
+  void follow_phase(const Sample& sample);
   void enter(int phase);
   void remember(int phase, Amount usage);
 
@@ -69,11 +88,15 @@ class PhaseRecommender : public Recommender {
   int candidate_ = -1, candidate_run_ = 0;
   bool unknown_ = true;        // the last sample had no known phase
   std::size_t visit_samples_ = 0;
+  double visit_start_ = 0, latest_time_ = 0;  // seconds
+  model::Matrix next_phase_;                   // the model's transition probabilities
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
   // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
   std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
+  Margins adapted_;  // added to the margins by the online risk targets
+  std::optional<double> last_cpu_;  // the CPU request last recommended
 };
 
 }  // namespace phasescale::policy

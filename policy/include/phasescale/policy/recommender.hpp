@@ -25,7 +25,8 @@ struct Sample {
   double timestamp = 0;    // unix seconds
   Amount usage;            // CPU cores in use, memory working set
   Amount allocated;        // the request in force while this sample was taken
-  bool oom_killed = false; // the container was OOM-killed during this sample
+  Amount limit;            // the limit in force (0: none)
+  bool oom_killed = false; // the container was OOM-killed during this sample (usage crossed the limit)
   // The phase model's features of this sample (raw, model order), for `phase`; may be null.
   const double* features = nullptr;
   // For `oracle` only: this sample's phase, known in advance (-1: none).

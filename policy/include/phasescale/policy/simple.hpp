@@ -1,6 +1,7 @@
 #pragma once
 // The simple recommenders: `static` (a fixed allocation), `window` (reactive, AI4DL's
-// statistics-based baseline) and `perfect` (the next sample's usage: the physical lower bound).
+// statistics-based baseline), `krr` (Robusta KRR's simple strategy) and `perfect` (the next
+// sample's usage: the physical lower bound).
 
 #include <phasescale/policy/recommender.hpp>
 
@@ -37,6 +38,27 @@ class WindowRecommender : public Recommender {
 
  private:
   WindowOptions options_;
+  Ring<double> cpu_, memory_;
+};
+
+// Robusta KRR's `simple` strategy (github.com/robusta-dev/krr, README "How KRR works" and
+// robusta_krr/strategies/simple.py): CPU request the 95th percentile of the history, memory the
+// history's maximum plus a 15% buffer; its history is 14 days (336 h).
+struct KrrOptions {
+  double cpu_percentile = 0.95;    // cpu_percentile: 95
+  double memory_buffer = 0.15;     // memory_buffer_percentage: 15
+  std::size_t history = 80640;     // history_duration 336 h, in 15 s samples
+  Margins margins;                 // on top, for calibration (0 by default)
+};
+
+class KrrRecommender : public Recommender {
+ public:
+  explicit KrrRecommender(KrrOptions options);
+  void observe(const Sample& sample) override;
+  std::optional<Allocation> recommend(const Sample* next) override;
+
+ private:
+  KrrOptions options_;
   Ring<double> cpu_, memory_;
 };
 

@@ -13,12 +13,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace phasescale::sim {
 
-inline const std::vector<std::string> kPolicies = {"static", "vpa",    "vpa-warm", "window",
+inline const std::vector<std::string> kPolicies = {"static", "vpa",    "vpa-warm", "window", "krr",
                                                    "phase",  "oracle", "perfect"};
 // `oracle` and `perfect` see each sample before they allocate for it.
 bool is_causal(const std::string& policy);
@@ -31,15 +32,19 @@ struct TraceColumns {
   std::string static_memory = "mem.limit";
 };
 
+// The allocation each execution starts with: `fixed` when given, else the trace's static columns
+// when it has them, else the first sample's usage (Container::has_original false).
 Container make_container(const model::Trace& trace, const model::Execution& execution,
-                         const model::PhaseModel& model, const TraceColumns& columns);
+                         const model::PhaseModel& model, const TraceColumns& columns,
+                         const std::optional<policy::Amount>& fixed = std::nullopt);
 
 struct PolicySettings {
   policy::ActuationOptions actuation;
   policy::VpaOptions vpa;
   policy::WindowOptions window;
+  policy::KrrOptions krr;
   policy::PhaseOptions phase;
-  // Margins used when not calibrating (VPA: its upstream 15%).
+  // Margins used when not calibrating (VPA: its upstream 15%; phase: the autoscaler's).
   policy::Margins default_margins(const std::string& policy) const;
 };
 
@@ -59,15 +64,25 @@ class PolicyFactory {
 
 struct Calibration {
   policy::Margins margins;
-  double cpu_fulfilment = 0, memory_fulfilment = 0;  // reached on the calibration executions
+  double cpu_fulfilment = 0;   // reached on the calibration executions
+  std::size_t oom_kills = 0;   // likewise
 };
 
-// The smallest margins (to 1e-4) whose fulfilment on `containers` reaches `target`, found by
-// bisection for CPU and memory at once (each resource's margin only moves its own fulfilment).
+// What calibration aims at: CPU at a fulfilment, memory at an OOM-kill budget (what a kill
+// costs a job is not a 5% miss).
+struct RiskTarget {
+  double cpu_fulfilment = 0.95;
+  std::size_t oom_kills = 0;  // at most this many on the calibration executions
+};
+
+// The smallest margins (to 1e-4) that reach `target` on `containers`, found by bisection for CPU
+// and memory at once (each resource's margin only moves its own risk). Margins never go below
+// `lowest` (the operator's policy accepts no negative margin).
 Calibration calibrate(const std::string& policy, const PolicyFactory& factory,
                       const std::vector<const Container*>& containers,
                       const std::function<std::vector<const Container*>(const Container&)>& warm_history,
-                      double target, const policy::ActuationOptions& actuation);
+                      const RiskTarget& target, const policy::ActuationOptions& actuation,
+                      double lowest = -0.95);
 
 struct Fold {
   std::vector<std::size_t> training;  // execution indices
@@ -82,11 +97,16 @@ std::vector<Fold> split_executions(std::size_t executions, double train_fraction
 
 struct ExperimentOptions {
   std::vector<std::string> policies = kPolicies;
-  double target_fulfilment = 0.95;  // 0: no calibration, default margins
+  // Calibration to equal risk: CPU to this fulfilment (0: no calibration, each policy's own
+  // margins), memory to no more OOM kills than the VPA at its upstream defaults on the same
+  // training executions.
+  double target_fulfilment = 0;
   double train_fraction = 0;
   int folds = 0;
   std::uint64_t seed = 1;
   TraceColumns columns;
+  // The allocation every execution starts with (and `static` keeps); without it, the trace's.
+  std::optional<policy::Amount> static_allocation;
   PolicySettings settings;
   // Margins swept (the same for CPU and memory) to draw each policy's trade-off curve.
   std::vector<double> tradeoff_margins = {-0.5, -0.3, -0.2, -0.1, 0, 0.05, 0.1, 0.15, 0.2,
@@ -100,6 +120,7 @@ struct TradeoffPoint {
 
 struct PolicyResult {
   Score score;                           // over all held-out executions
+  std::vector<std::size_t> oom_budgets;  // per fold, when calibrated
   std::vector<policy::Margins> margins;  // per fold
   std::vector<TradeoffPoint> tradeoff;
 };
@@ -118,6 +139,7 @@ struct Report {
   ExperimentOptions options;
   std::shared_ptr<const model::PhaseModel> model;  // the last fold's, for its phase statistics
   bool split = false;
+  std::vector<std::string> notes;  // what the reader should know (a policy skipped, and why)
 
   // 1 - allocated(policy) / allocated(baseline) for one resource ("cpu" or "memory").
   double reduction(const std::string& policy, const std::string& baseline, const std::string& resource) const;

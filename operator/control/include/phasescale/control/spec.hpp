@@ -38,6 +38,7 @@ struct ContainerPolicy {
 struct ResourceSizing {
     double quantile = 0.95;
     double safety_margin = 0.1;
+    double target_fulfilment = 0;  // CPU: the share of samples within the request (0: off)
 };
 
 struct ModelRef {
@@ -53,8 +54,8 @@ struct AutoscalerSpec {
     Mode mode = Mode::Recommend;
     ModelRef model;
     std::vector<ContainerPolicy> container_policies;
-    ResourceSizing cpu{0.95, 0.1};
-    ResourceSizing memory{0.99, 0.1};
+    ResourceSizing cpu{0.95, 0.1, 0.95};
+    ResourceSizing memory{0.99, 0.1, 0};
     int debounce_samples = 2;
     double min_change = 0.05;
     int cooldown_seconds = 60;
@@ -75,5 +76,9 @@ struct ParsedSpec {
 
 // `object` is a whole PhaseAutoscaler as the API returns it (or just its spec).
 ParsedSpec parse_spec(const json& object);
+
+// The first PhaseAutoscaler of a YAML file's documents (as `kubectl apply -f` takes it);
+// `origin` names the file in messages.
+ParsedSpec parse_spec_yaml(const std::string& text, const std::string& origin);
 
 }  // namespace phasescale::control

@@ -25,6 +25,7 @@ struct TrackerInput {
     std::vector<double> features;  // the model's features in its order; empty or NaN: missing
     policy::Amount usage;          // NaN: missing
     policy::Amount allocated;      // the container's current requests
+    policy::Amount limits;         // and limits (0: none)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
 };
