@@ -7,6 +7,16 @@
 
 namespace phasescale::policy {
 
+namespace {
+
+// model.ResourceAmount (v1.8.1): a usage sample is held as whole millicores or bytes, truncated
+// and clamped to [0, MaxResourceAmount] (resourceAmountFromFloat).
+constexpr double kMaxResourceAmount = 1e14;
+double resource_amount(double value) { return std::trunc(std::clamp(value, 0.0, kMaxResourceAmount)); }
+double cpu_amount(double cores) { return resource_amount(cores * 1000.0) / 1000.0; }
+
+}  // namespace
+
 ExponentialBuckets::ExponentialBuckets(double max_value, double first_bucket, double ratio)
     : first_bucket_(first_bucket), ratio_(ratio) {
   count_ = static_cast<int>(std::ceil(std::log(max_value * (ratio - 1) / first_bucket + 1) / std::log(ratio))) + 1;
@@ -24,12 +34,12 @@ double ExponentialBuckets::start(int bucket) const {
 }
 
 const ExponentialBuckets& vpa_cpu_buckets() {
-  static const ExponentialBuckets buckets(1000.0, 0.01, 1.05);
+  static const ExponentialBuckets buckets(kVpaCpuMaxValue, kVpaCpuFirstBucket, 1. + kVpaBucketGrowth);
   return buckets;
 }
 
 const ExponentialBuckets& vpa_memory_buckets() {
-  static const ExponentialBuckets buckets(1e12, 1e7, 1.05);
+  static const ExponentialBuckets buckets(kVpaMemoryMaxValue, kVpaMemoryFirstBucket, 1. + kVpaBucketGrowth);
   return buckets;
 }
 
@@ -54,9 +64,10 @@ void DecayingHistogram::add(double value, double weight, double time_s) {
 void DecayingHistogram::subtract(double value, double weight, double time_s) {
   weight *= decay_factor(time_s);
   const int b = buckets_->find(value);
-  if (weight > weights_[b] - kEpsilon) weight = weights_[b];
   total_ -= weight;
+  if (total_ < kEpsilon) total_ = 0;
   weights_[b] -= weight;
+  if (weights_[b] < kEpsilon) weights_[b] = 0;
   update_min_max();
 }
 
@@ -105,23 +116,26 @@ VpaRecommender::VpaRecommender(VpaOptions options)
 }
 
 void VpaRecommender::start_container() {
-  last_cpu_time_ = -1e300;
+  last_cpu_time_ = last_memory_time_ = -1e300;
   have_window_ = false;
   window_end_ = 0;
   memory_peak_ = oom_peak_ = 0;
 }
 
 void VpaRecommender::observe(const Sample& s) {
-  // ContainerState.addCPUSample: one sample per timestamp, weighted by the CPU request.
-  if (s.timestamp > last_cpu_time_ && s.usage.cpu >= 0) {
-    cpu_.add(s.usage.cpu, std::max(s.allocated.cpu, options_.min_sample_weight), s.timestamp);
+  // ContainerState.addCPUSample: one sample per timestamp, later ones only, each of the same
+  // weight (AggregateContainerState.addCPUSample). A NaN usage is no sample (upstream's would
+  // turn into a negative amount, which it discards).
+  if (s.timestamp > last_cpu_time_ && !std::isnan(s.usage.cpu)) {
+    cpu_.add(cpu_amount(s.usage.cpu), options_.cpu_sample_weight, s.timestamp);
     last_cpu_time_ = s.timestamp;
   }
-  if (s.usage.memory >= 0) add_memory_peak(s.usage.memory, s.timestamp, false);
+  if (!std::isnan(s.usage.memory)) add_memory_peak(resource_amount(s.usage.memory), s.timestamp, false);
   if (s.oom_killed) {
     // ContainerState.RecordOOM: an artificial peak above what the container was given.
-    const double used = std::max(s.allocated.memory, memory_peak_);
-    const double needed = std::max(used + options_.oom_min_bump, used * options_.oom_bump_ratio);
+    const double used = std::max(resource_amount(s.allocated.memory), memory_peak_);
+    const double needed = std::max(used + resource_amount(options_.oom_min_bump),
+                                   resource_amount(used * options_.oom_bump_ratio));
     add_memory_peak(needed, s.timestamp, true);
   }
 }
@@ -129,6 +143,8 @@ void VpaRecommender::observe(const Sample& s) {
 // ContainerState.addMemorySample: one peak per aggregation interval, stamped with the
 // interval's end; a higher sample in the same interval replaces the peak.
 void VpaRecommender::add_memory_peak(double usage, double time_s, bool oom) {
+  if (!oom && time_s < last_memory_time_) return;  // outdated (OOM peaks always count)
+  last_memory_time_ = time_s;
   if (!have_window_) {
     window_end_ = time_s;
     have_window_ = true;

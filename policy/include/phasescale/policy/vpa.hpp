@@ -1,14 +1,28 @@
 #pragma once
-// The Kubernetes VPA recommender (vertical-pod-autoscaler/pkg/recommender), reimplemented for one
-// container: decaying exponential histograms of CPU usage (weighted by the CPU request) and of
-// per-interval memory peaks, their percentiles, a safety margin, minimum resources and the OOM
-// bump. Each constant names its upstream default.
+// The Kubernetes VPA recommender (k8s.io/autoscaler/vertical-pod-autoscaler, pkg/recommender),
+// reimplemented for one container and pinned to v1.8.1: decaying exponential histograms of CPU
+// usage (every sample the same weight) and of per-interval memory peaks, their percentiles, a
+// safety margin, minimum resources and the OOM bump: the target of the default recommender.
+// Each constant names its upstream identifier. tests/vpa-reference/ replays traces through the
+// real v1.8.1 code and this one and compares them sample by sample.
+//
+// Not modelled: the lower and upper bounds (confidence multipliers), the expiry of aggregate
+// states (MemoryAggregationIntervalCount), checkpoints, post-processors (capping, integer CPU),
+// and the recommendation's own rounding to whole millicores and bytes (under 2 millicores or
+// 2 bytes; usage samples are truncated to whole millicores and bytes as upstream's are).
 
 #include <phasescale/policy/recommender.hpp>
 
 #include <vector>
 
 namespace phasescale::policy {
+
+// The histogram shapes of model.AggregationsConfig (cpuHistogramOptions, memoryHistogramOptions,
+// v1.8.1): CPU from 0.01 cores up to 1000 cores, memory from 10 MB (1e7 bytes) up to 1 TB (1e12),
+// each bucket model.DefaultHistogramBucketSizeGrowth (0.05) wider than the last.
+inline constexpr double kVpaBucketGrowth = 0.05;
+inline constexpr double kVpaCpuFirstBucket = 0.01, kVpaCpuMaxValue = 1000.0;
+inline constexpr double kVpaMemoryFirstBucket = 1e7, kVpaMemoryMaxValue = 1e12;
 
 // util.HistogramOptions of the exponential kind: bucket n >= 1 starts at
 // first_bucket * (ratio^n - 1) / (ratio - 1); the last bucket start is >= max_value.
@@ -27,13 +41,14 @@ class ExponentialBuckets {
 // util.decayingHistogram: a sample's weight is multiplied by 2^((t - reference) / half_life).
 class DecayingHistogram {
  public:
-  // Upstream: epsilon 0.0001 (HistogramEpsilon): lighter buckets count as empty.
+  // model.epsilon = 0.001 * minSampleWeight (v1.8.1): lighter buckets count as empty.
   static constexpr double kEpsilon = 1e-4;
-  // Upstream: maxDecayExponent 100: renormalise before 2^exponent overflows.
+  // util.maxDecayExponent 100 (v1.8.1): renormalise before 2^exponent overflows.
   static constexpr int kMaxDecayExponent = 100;
 
   DecayingHistogram(const ExponentialBuckets* buckets, double half_life_s);
   void add(double value, double weight, double time_s);
+  // Both the bucket and the total drop to 0 when less than kEpsilon is left (util.safeSubtract).
   void subtract(double value, double weight, double time_s);
   // The end of the bucket where the cumulative weight reaches p of the total (the start of the
   // last bucket if it is that one); 0 when empty. Upstream's histogram.Percentile.
@@ -54,22 +69,27 @@ class DecayingHistogram {
   int min_bucket_, max_bucket_;
 };
 
+// The defaults of v1.8.1: the model package's constants and config.DefaultRecommenderConfig
+// (the recommender's flags), as routines.NewRecommenderController passes them on.
 struct VpaOptions {
-  double cpu_half_life_s = 24 * 3600;     // DefaultCPUHistogramDecayHalfLife: 24h
-  double memory_half_life_s = 24 * 3600;  // DefaultMemoryHistogramDecayHalfLife: 24h
-  double memory_interval_s = 24 * 3600;   // DefaultMemoryAggregationInterval: 24h
-  double cpu_percentile = 0.9;            // targetCPUPercentile: 0.9
-  double memory_percentile = 0.9;         // targetMemoryPeaksPercentile: 0.9
-  Margins margins{0.15, 0.15};            // safetyMarginFraction: 0.15
-  double min_cpu = 0.025;                 // podMinCPUMillicores: 25
-  double min_memory = 250.0 * 1024 * 1024;  // podMinMemoryMb: 250 (MiB)
-  double oom_bump_ratio = 1.2;            // DefaultOOMBumpUpRatio: 1.2
-  double oom_min_bump = 100.0 * 1024 * 1024;  // DefaultOOMMinBumpUp: 100 MiB
-  double min_sample_weight = 0.1;         // minSampleWeight: 0.1 (CPU weight floor, cores)
+  double cpu_half_life_s = 24 * 3600;     // model.DefaultCPUHistogramDecayHalfLife: 24h
+  double memory_half_life_s = 24 * 3600;  // model.DefaultMemoryHistogramDecayHalfLife: 24h
+  double memory_interval_s = 24 * 3600;   // model.DefaultMemoryAggregationInterval: 24h
+  double cpu_percentile = 0.9;            // TargetCPUPercentile: 0.9 (--target-cpu-percentile)
+  double memory_percentile = 0.9;         // TargetMemoryPercentile: 0.9 (--target-memory-percentile)
+  // SafetyMarginFraction: 0.15 (--recommendation-margin-fraction). Upstream turns a negative
+  // margin into 0; here it shrinks the target, for the simulator's calibration.
+  Margins margins{0.15, 0.15};
+  double min_cpu = 0.025;                   // PodMinCPUMillicores: 25
+  double min_memory = 250.0 * 1024 * 1024;  // PodMinMemoryMb: 250 (MiB: logic multiplies by 1024 * 1024)
+  double oom_bump_ratio = 1.2;              // model.DefaultOOMBumpUpRatio: 1.2
+  double oom_min_bump = 100.0 * 1024 * 1024;  // model.DefaultOOMMinBumpUp: 100 MiB
+  // model.minSampleWeight: 0.1, the weight of every CPU sample. The request in force plays no
+  // part: a sample carries none (v1.7.0 to v1.8.1 alike).
+  double cpu_sample_weight = 0.1;
 };
 
-// Histogram shapes of model/aggregations_config.go: CPU from 0.01 cores up to 1000 cores,
-// memory from 10 MB (1e7 bytes) up to 1 TB (1e12), each bucket 5% wider than the last.
+// The histogram buckets of model.AggregationsConfig (above).
 const ExponentialBuckets& vpa_cpu_buckets();
 const ExponentialBuckets& vpa_memory_buckets();
 
@@ -88,6 +108,7 @@ class VpaRecommender : public Recommender {
   VpaOptions options_;
   DecayingHistogram cpu_, memory_;
   double last_cpu_time_ = -1e300;
+  double last_memory_time_ = -1e300;
   double window_end_ = 0;  // end of the current memory aggregation interval
   bool have_window_ = false;
   double memory_peak_ = 0, oom_peak_ = 0;
