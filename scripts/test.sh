@@ -9,4 +9,6 @@ bash scripts/build.sh
 bash tests/testenv/build.sh >/dev/null
 # Helm for the chart's tests, likewise (its own cache, tests/helm/build.sh).
 bash tests/helm/build.sh >/dev/null
+# The real VPA recommender for the vpa.reference tests, likewise (tests/vpa-reference/build.sh).
+bash tests/vpa-reference/build.sh >/dev/null
 ctest --test-dir "${PHASESCALE_BUILD_DIR:-build}" --output-on-failure
