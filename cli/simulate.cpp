@@ -116,7 +116,7 @@ void apply_autoscaler(const control::AutoscalerSpec& spec, const CLI::App& app, 
   p.margins = from_spec.margins;
   unless_given("--min-change", s.actuation.min_change, spec.min_change);
   unless_given("--cooldown", s.actuation.cooldown_s, static_cast<double>(spec.cooldown_seconds));
-  p.horizon_s = s.actuation.cooldown_s;  // as phase_options() does for the operator
+  unless_given("--horizon", p.horizon_s, s.actuation.cooldown_s);  // as phase_options() does for the operator
   const control::ContainerPolicy c = spec.policy_for("*");
   policy::ContainerBounds& b = s.actuation.bounds;
   b.min_cpu = c.min_allowed.cpu;
@@ -270,6 +270,8 @@ Command add_simulate_command(CLI::App& parent) {
   app->add_option("--delay", s.actuation.delay, "Actuation delay in samples for causal policies")->check(CLI::PositiveNumber);
   app->add_option("--min-change", s.actuation.min_change, "Smallest relative request change worth a resize (minChange)")->check(CLI::NonNegativeNumber);
   app->add_option("--cooldown", s.actuation.cooldown_s, "Seconds of trace time after a resize before the next (cooldownSeconds)")->check(CLI::NonNegativeNumber);
+  app->add_option("--horizon", s.phase.horizon_s, "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")->check(CLI::NonNegativeNumber);
+  app->add_option("--mem-step", s.phase.memory_step, "Phase policy: what each OOM kill adds to the container's memory margin")->check(CLI::NonNegativeNumber);
   app->add_option("--cpu-target", s.phase.cpu_target, "Phase policy: CPU target fulfilment its margins adapt to online (0: off)")->check(CLI::Range(0.0, 0.999));
   app->add_option("--vpa-half-life", s.vpa.cpu_half_life_s, "VPA histogram half-life, seconds (upstream 24 h)")->check(CLI::PositiveNumber)
       ->each([&s](const std::string&) { s.vpa.memory_half_life_s = s.vpa.cpu_half_life_s; });

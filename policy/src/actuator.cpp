@@ -28,14 +28,19 @@ const Allocation& Actuator::advance(double now) {
   return in_force_;
 }
 
-void Actuator::decide(const std::optional<Allocation>& wanted) { pending_.push_back(wanted); }
+void Actuator::decide(const std::optional<Allocation>& wanted, bool oom_killed) {
+  oom_since_resize_ = oom_since_resize_ || oom_killed;
+  pending_.push_back(wanted);
+}
 
 void Actuator::apply(const Allocation& wanted, double now) {
-  if (last_resize_ && now < *last_resize_ + options_.cooldown_s) return;
   const Allocation next = constrain(in_force_, wanted.request, options_.bounds);
   if (!worth_resizing(in_force_, next, options_.min_change)) return;
+  const bool cooling = last_resize_ && now < *last_resize_ + options_.cooldown_s;
+  if (cooling && !(oom_since_resize_ && next.request.memory > in_force_.request.memory)) return;
   in_force_ = next;
   last_resize_ = now;
+  oom_since_resize_ = false;
   ++resizes_;
 }
 

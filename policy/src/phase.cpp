@@ -34,6 +34,8 @@ WindowOptions fallback_options(const PhaseOptions& o) {
 
 // The online update's reach: margins stay within these, whatever a container does.
 constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
+// A phase step taken from the model's statistics never multiplies memory by more than this.
+constexpr double kLargestPhaseStep = 4;
 
 // The phase most training executions began in (by their recorded phase sequences).
 std::optional<int> start_phase(const model::PhaseStatistics& stats) {
@@ -75,9 +77,10 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   // for allocations within 0.4% of these on the savings benchmarks).
   constexpr std::size_t kSeenPerPhase = 64;
   seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
+  recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
   start_phase_ = start_phase(*model.statistics);
   next_phase_ = model.statistics->transition_probabilities();
-  if (!options_.oracle) stream_.emplace(model);
+  if (!options_.oracle && !options_.no_model) stream_.emplace(model);
 }
 
 Amount PhaseRecommender::model_amount(int phase) const {
@@ -88,9 +91,8 @@ Amount PhaseRecommender::model_amount(int phase) const {
 
 Amount PhaseRecommender::phase_amount(int phase) const {
   const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-  if (options_.adapt_samples == 0 || seen.size() < static_cast<std::size_t>(options_.adapt_samples)) {
-    return model_amount(phase);
-  }
+  const bool own_enough = options_.adapt_samples > 0 && seen.size() >= static_cast<std::size_t>(options_.adapt_samples);
+  if (!options_.no_model && !own_enough) return model_amount(phase);
   std::vector<double> cpu, memory;
   for (const Amount& a : seen.values()) {
     cpu.push_back(a.cpu);
@@ -103,7 +105,6 @@ void PhaseRecommender::enter(int phase) {
   if (stable_ != phase) {
     stable_ = phase;
     visit_samples_ = 0;
-    visit_start_ = latest_time_;
     oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
   }
 }
@@ -128,6 +129,7 @@ void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
   latest_time_ = sample.timestamp;
+  recent_memory_.push({sample.timestamp, sample.usage.memory});
   adapt(sample);
   follow_phase(sample);
   // After the phase: a visit that begins with a kill keeps its bump.
@@ -140,6 +142,12 @@ void PhaseRecommender::observe(const Sample& sample) {
 
 // The raw phase of the sample, and the stable phase after the debounce.
 void PhaseRecommender::follow_phase(const Sample& sample) {
+  if (options_.no_model) {  // one phase, entered at the first sample, never left
+    unknown_ = false;
+    remember(0, sample.usage);
+    enter(0);
+    return;
+  }
   if (options_.oracle) {  // the oracle is told phases in recommend(); it learns levels alike
     if (sample.known_phase >= 0) remember(sample.known_phase, sample.usage);
     return;
@@ -209,31 +217,47 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
       }
     }
   }
-  if (options_.horizon_s > 0) want.memory = std::max(want.memory, upcoming_memory());
+  if (options_.horizon_s > 0 && !options_.no_model) want.memory = std::max(want.memory, upcoming_memory());
   return want;
 }
 
-// What this container used in the phases likely to follow the stable one, once its visit may end
-// before the next resize; 0 otherwise. Phases it has not been in yet do not count: the model's
-// statistics span executions of every size.
+// The memory of the phases likely to follow the stable one, once its visit may end before the
+// next resize; 0 otherwise. Where this container has been in such a phase, what it used there;
+// else its usage in the stable phase scaled by the step the model's statistics show between the
+// two phases (a ratio carries over between executions of different sizes, absolute sizes do not).
 double PhaseRecommender::upcoming_memory() const {
   const auto from = static_cast<Eigen::Index>(*stable_);
-  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*stable_)];
-  if (latest_time_ - visit_start_ + options_.horizon_s < s.visit_seconds.p50) return 0;
+  const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
+  if (static_cast<double>(visit_samples_) + horizon_samples() < phases[static_cast<std::size_t>(from)].visit_samples.p50)
+    return 0;
+  const double here = own_memory(*stable_).value_or(latest_usage_.memory);
+  const double model_here = statistic(phases[static_cast<std::size_t>(from)].usage[memory_column_], options_.memory_quantile);
   double most = 0;
   for (Eigen::Index to = 0; to < next_phase_.cols(); ++to) {
-    const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(to)];
-    if (to == from || next_phase_(from, to) < options_.likely_next || seen.empty()) continue;
-    std::vector<double> memory;
-    for (const Amount& a : seen.values()) memory.push_back(a.memory);
-    most = std::max(most, model::quantile(std::move(memory), options_.memory_quantile));
+    if (to == from || next_phase_(from, to) < options_.likely_next) continue;
+    if (const std::optional<double> seen = own_memory(static_cast<int>(to))) {
+      most = std::max(most, *seen);
+    } else if (model_here > 0) {
+      const double there = statistic(phases[static_cast<std::size_t>(to)].usage[memory_column_], options_.memory_quantile);
+      most = std::max(most, here * std::min(there / model_here, kLargestPhaseStep));
+    }
   }
   return most;
 }
 
-// The estimate times (1 + margin), never below the latest usage times (1 + headroom) and
-// (1 + margin) (a margin below 0 counts as 0 there) nor an OOM bump: every recommendation passes
-// here, so no path allocates less than the container uses, whatever the margins.
+// This container's memory quantile in a phase, once it has been there.
+std::optional<double> PhaseRecommender::own_memory(int phase) const {
+  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+  if (seen.empty()) return std::nullopt;
+  std::vector<double> memory;
+  for (const Amount& a : seen.values()) memory.push_back(a.memory);
+  return model::quantile(std::move(memory), options_.memory_quantile);
+}
+
+// The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
+// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there) nor an OOM
+// bump: every recommendation passes here, so no path allocates less than the container uses,
+// whatever the margins.
 Allocation PhaseRecommender::provision(Amount want) const {
   auto size = [](double estimate, double latest, double headroom, double margin) {
     return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));
@@ -241,8 +265,29 @@ Allocation PhaseRecommender::provision(Amount want) const {
   const double cpu_margin = options_.margins.cpu + adapted_.cpu;
   const double memory_margin = options_.margins.memory + adapted_.memory;
   return guaranteed({size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin),
-                     std::max(size(want.memory, latest_usage_.memory, options_.headroom.memory, memory_margin),
+                     std::max(size(want.memory, projected_memory(), options_.headroom.memory, memory_margin),
                               oom_floor_)});
+}
+
+// The horizon in this container's samples (by its recent sampling interval): visits are counted
+// in samples, which a replay faster than real time leaves as they are.
+double PhaseRecommender::horizon_samples() const {
+  if (recent_memory_.size() < 2) return 0;
+  const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+  const double interval = (recent.back().first - recent.front().first) / static_cast<double>(recent.size() - 1);
+  return interval > 0 ? options_.horizon_s / interval : 0;
+}
+
+// The latest memory usage, plus its recent growth carried over the horizon, but never further
+// than the growth was seen for (a jump between two samples is not a trend to extrapolate).
+double PhaseRecommender::projected_memory() const {
+  const double latest = latest_usage_.memory;
+  if (options_.horizon_s <= 0 || recent_memory_.size() < 2) return latest;
+  const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+  const double span = recent.back().first - recent.front().first;
+  if (span <= 0) return latest;
+  const double slope = (recent.back().second - recent.front().second) / span;
+  return latest + std::max(0.0, slope) * std::min(options_.horizon_s, span);
 }
 
 }  // namespace phasescale::policy

@@ -47,7 +47,7 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
 
 policy::Margins PolicySettings::default_margins(const std::string& policy) const {
   if (policy == "vpa" || policy == "vpa-warm") return vpa.margins;
-  if (policy == "phase" || policy == "oracle") return phase.margins;
+  if (policy == "phase" || policy == "oracle" || policy == "phase-no-model") return phase.margins;
   return {};
 }
 
@@ -92,10 +92,11 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(const std::string& name
     o.margins = margins;
     return std::make_unique<policy::WindowRecommender>(o);
   }
-  if (name == "phase" || name == "oracle") {
+  if (name == "phase" || name == "oracle" || name == "phase-no-model") {
     policy::PhaseOptions o = settings_.phase;
     o.margins = margins;
     o.oracle = name == "oracle";
+    o.no_model = name == "phase-no-model";
     return std::make_unique<policy::PhaseRecommender>(model_, o);
   }
   if (name == "krr") {
@@ -104,7 +105,7 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(const std::string& name
     return std::make_unique<policy::KrrRecommender>(o);
   }
   if (name == "perfect") return std::make_unique<policy::PerfectRecommender>(margins);
-  throw model::InputError("unknown policy \"" + name + "\" (known: static, vpa, vpa-warm, window, krr, phase, oracle, perfect)");
+  throw model::InputError("unknown policy \"" + name + "\" (known: static, vpa, vpa-warm, window, krr, phase, phase-no-model, oracle, perfect)");
 }
 
 namespace {
@@ -241,7 +242,7 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
     for (const std::string& name : report.policies) {
       PolicyResult& result = report.results[name];
       // The operator's policy is calibrated within what a PhaseAutoscaler accepts (margins >= 0).
-      const double lowest = name == "phase" ? 0.0 : -0.95;
+      const double lowest = name == "phase" || name == "phase-no-model" ? 0.0 : -0.95;
       const policy::Margins margins =
           o.target_fulfilment > 0
               ? calibrate(name, factory, calibration_set, warm_history, target, o.settings.actuation, lowest).margins

@@ -120,7 +120,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     }
 
     recommender.observe(s);
-    if (causal) actuator.decide(recommender.recommend(nullptr));
+    if (causal) actuator.decide(recommender.recommend(nullptr), s.oom_killed);
   }
   r.score.jobs = 1;
   r.score.jobs_oom_killed = r.score.oom_kills > 0;

@@ -9,13 +9,13 @@
 # Over the first RECORD seconds of the operator it also polls every pod's phase label and
 # requests, and checks them against the same trace offline: each phase label shown occurs in
 # `phasescale predict --model default` near that trace time; each resize in InPlace agrees in
-# direction and size with the requests of `phasescale simulate --policy phase` (per sample, from
-# the helper sim_allocations, cross-checked against the CLI's report); `kubectl get pas` prints
-# the status columns.
-# Usage: e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR SIM_ALLOCATIONS
+# direction and size with the requests of `phasescale simulate --policy phase --autoscaler` given
+# the same PhaseAutoscaler (per sample, from its --allocations, cross-checked against its
+# report); `kubectl get pas` prints the status columns.
+# Usage: e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR
 set -euo pipefail
 
-operator=$1 replay=$2 cli=$3 root=$4 sim_allocations=$5
+operator=$1 replay=$2 cli=$3 root=$4
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
 work=$(mktemp -d /tmp/phasescale-e2e-XXXXXX)
@@ -374,26 +374,41 @@ check "at least 90% of the phase labels occur in phasescale predict within the d
 
 # (2) Resizes against `phasescale simulate --policy phase`. The simulator starts where the
 # operator did (the trace from one sample before its start, allocated what the pods asked for),
-# so that both decide from the same history; sim_allocations gives its requests per sample.
+# so that both decide from the same history; --allocations gives its requests per sample.
 trim_from=$(awk -v w="$operator_ready" -v s="${starts%%,*}" -v sp="$speed" 'BEGIN { split(s, a, "="); printf "%.0f", (w - a[2]) * sp - 15 }')
 awk -F, -v OFS=, -v d="$trim_from" 'NR == 1 { print; next } !($2 in f) { f[$2] = $1 } $1 >= f[$2] + d { $5 = "2"; $6 = "4294967296"; print }' \
     "$work/trace.csv" > "$work/trace-from-operator.csv"
-"$sim_allocations" "$work/trace-from-operator.csv" 0 0 > "$work/sim-0.csv"
-"$cli" simulate --trace "$work/trace-from-operator.csv" --policy phase --target-fulfilment 0 --json "$work/simulate.json" > /dev/null
-same_as_simulate() {  # the helper's per-execution totals are the CLI's report
-    jq -r '.containers[] | [.id, .policies.phase.cpu.allocated, .policies.phase.memory.allocated, .policies.phase.resizes] | @csv' \
-        "$work/simulate.json" | tr -d '"' |
-        awk -F, 'NR == FNR { if ($1 == "#total") h[$2] = $0; next }
-                 { split(h[$1], t, ","); if (!($1 in h) || (t[3] - $2) ^ 2 > (1e-6 * $2) ^ 2 || (t[4] - $3) ^ 2 > (1e-6 * $3) ^ 2 || t[5] != $4) bad = 1; ++n }
-                 END { exit bad || n != 3 }' "$work/sim-0.csv" -
+# The same PhaseAutoscaler for the replay, its cooldown in trace time (the replay runs SPEED
+# trace seconds per wall second).
+cat > "$work/autoscaler.yaml" <<YAML
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: e2e-inplace}
+spec:
+  selector: {matchLabels: {app: train}}
+  mode: InPlace
+  cooldownSeconds: $((3 * speed))
+  minChange: 0.05
+  containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
+YAML
+"$cli" simulate --trace "$work/trace-from-operator.csv" --policy phase --autoscaler "$work/autoscaler.yaml" \
+    --json "$work/simulate.json" --allocations "$work/simulate-allocations.csv" > /dev/null
+awk -F, -v OFS=, 'NR == 1 { print "id,index,timestamp,cpu,memory"; next } { print $2, $3, $4, $5, $6 }' \
+    "$work/simulate-allocations.csv" > "$work/sim.csv"
+same_as_simulate() {  # its per-sample requests integrate to the report's allocations, for 3 pods
+    jq -r '.containers[] | [.id, .policies.phase.cpu.allocated] | @csv' "$work/simulate.json" | tr -d '"' \
+        > "$work/simulate-totals.csv"
+    awk -F, 'NR == FNR { want[$1] = $2; next }
+             FNR > 1 { id = $2; if (id in t) { d = $4 - t[id]; sum[id] += c[id] * d; last[id] = d }; t[id] = $4; c[id] = $5 }
+             END { for (id in want) { s = sum[id] + c[id] * last[id]; if ((s - want[id]) ^ 2 > (1e-6 * want[id]) ^ 2) bad = 1; ++n }
+                   exit bad || n != 3 }' "$work/simulate-totals.csv" "$work/simulate-allocations.csv"
 }
-check "sim_allocations replays what phasescale simulate --policy phase reports" same_as_simulate
-# The operator's margins (the spec's defaults: 10% on cpu and memory) for the comparison.
-"$sim_allocations" "$work/trace-from-operator.csv" 0.1 0.1 > "$work/sim.csv"
+check "phasescale simulate --autoscaler replays the three in-place pods" same_as_simulate
 # A resize at wall time w follows Prometheus' samples up to T as above, and the cooldown (3 s)
 # may hold it up to 3 samples more: it must match a simulated request within LAG = 12 samples
 # before T. Sizes: cpu within 15% (the operator sees a 4 s rate of the counter, the simulator
-# each sample's usage, which sets the floor usage x 1.2), memory within 10% (a gauge, as
+# each sample's usage, which sets the floor usage x (1 + margin)), memory within 10% (a gauge, as
 # exact as the trace, but read up to a scrape late); a resize within them agrees in direction
 # too. The warm-up's resizes (above) are only counted: the simulator, started one sample before
 # the operator, may not have decided yet (seen: a first cpu resize 23% off; after the warm-up

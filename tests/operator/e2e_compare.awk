@@ -2,7 +2,7 @@
 # OBS.tsv: wall-seconds, namespace, pod, phase label, cpu request, memory request) with a
 # reference computed offline on the same trace.
 #   awk -v MODE=phase  -f e2e_compare.awk PREDICT.csv OBS.tsv   (phasescale predict --out)
-#   awk -v MODE=resize -f e2e_compare.awk SIM.csv OBS.tsv       (sim_allocations: id,index,timestamp,cpu,memory)
+#   awk -v MODE=resize -f e2e_compare.awk SIM.csv OBS.tsv       (simulate --allocations, cut to: id,index,timestamp,cpu,memory)
 # Variables: SPEED (trace s per wall s); STARTS "ns=wall,..." (when each exporter started);
 # FIRSTS "pod=ts,..." (each pod's first trace timestamp); an observation at wall w is at trace
 # time T = first + (w - start) * SPEED and is matched against the samples in [T - LAG, T + LEAD]

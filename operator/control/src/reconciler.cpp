@@ -535,8 +535,10 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                             remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", c.name},
                                              {"phase", *step.phase}, {"action", "PhaseChange"}, {"reason", phase_name(step.phase)}});
                         }
-                        if (step.oom_killed)
+                        if (step.oom_killed) {
                             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
+                            ps.gate.oom_since_resize = true;
+                        }
                         t.phase = step.phase;
                         if (step.phase) state.phases_seen.insert(*step.phase);
                         if (step.recommendation) t.target = target_for(c, *step.recommendation, policy, spec.min_change);
@@ -578,6 +580,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                         const int phase = pod_phase.value_or(-1);
                         if (d.action == Action::Resize) {
                             ps.gate.last_resize = now;  // the cooldown runs from the decision
+                            ps.gate.oom_since_resize = false;
                             ++summary.resizes;
                             const json body = resize_body(d.resized);
                             writes_.submit(

@@ -1,8 +1,9 @@
 #pragma once
 // When a recommendation takes effect, and as what: after an actuation delay, only when it changes
 // a request in force by more than a minimum fraction, never within the cooldown of the last
-// resize, within the container's bounds and controlled values (limits follow the pod's QoS).
-// Counts the resizes. The operator applies the same rules to live pods.
+// resize (unless an OOM kill since then calls for more memory: a container that crash-loops
+// cannot wait), within the container's bounds and controlled values (limits follow the pod's
+// QoS). Counts the resizes. The operator applies the same rules to live pods.
 
 #include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
@@ -30,7 +31,8 @@ class Actuator {
   // before decide().
   const Allocation& advance(double now);
   // A decision made now (after the current sample); nothing keeps the allocation in force.
-  void decide(const std::optional<Allocation>& wanted);
+  // `oom_killed`: the container was OOM-killed in the current sample.
+  void decide(const std::optional<Allocation>& wanted, bool oom_killed = false);
   const Allocation& in_force() const { return in_force_; }
   std::size_t resizes() const { return resizes_; }
 
@@ -42,6 +44,7 @@ class Actuator {
   std::deque<std::optional<Allocation>> pending_;
   std::size_t resizes_ = 0;
   std::optional<double> last_resize_;
+  bool oom_since_resize_ = false;
 };
 
 // True when `wanted` differs from `current` by more than `min_change` in either request.

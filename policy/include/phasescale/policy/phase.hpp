@@ -1,7 +1,9 @@
 #pragma once
 // The `phase` recommender: infers each container's phase online with a phase model and
 // allocates what that phase is known to use (its quantiles from the model's statistics) times
-// (1 + margin). The `oracle` is the same policy told each sample's phase in advance.
+// (1 + margin). The `oracle` is the same policy told each sample's phase in advance; with
+// `no_model` it runs without phases (every sample in one phase): the ablation that measures what
+// the model adds.
 
 #include <phasescale/model/model.hpp>
 #include <phasescale/model/phases.hpp>
@@ -24,7 +26,7 @@ struct PhaseOptions {
   // is no kill).
   double cpu_target = 0;
   double cpu_step = 0.05;
-  double memory_step = 0.25;
+  double memory_step = 0.1;
   // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
   int debounce = 2;
   // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
@@ -38,10 +40,14 @@ struct PhaseOptions {
   bool proactive = false;
   // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
   // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
-  // visit), memory also covers the likely next phases (transition probability at least
-  // `likely_next`) at what this container used there. 0: none.
+  // visit, in samples), memory also covers the likely next phases (transition probability at
+  // least `likely_next`) at what this container used there. 0: none.
   double horizon_s = 0;
   double likely_next = 0.2;
+  // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
+  // provisioned for where it will be if it goes on growing at that rate (loading data, filling
+  // caches): the floor is the latest usage plus the growth over the horizon.
+  std::size_t trend_samples = 4;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
@@ -55,6 +61,8 @@ struct PhaseOptions {
   std::string memory_column = "mem.working.set";
   // Oracle: read Sample::known_phase of the next sample instead of inferring phases.
   bool oracle = false;
+  // Ablation: no phases at all; the container's own recent usage, the same margins and floors.
+  bool no_model = false;
 };
 
 class PhaseRecommender : public Recommender {
@@ -72,6 +80,9 @@ class PhaseRecommender : public Recommender {
   Amount model_amount(int phase) const;
   std::optional<Amount> estimate(const Sample* next);
   double upcoming_memory() const;
+  std::optional<double> own_memory(int phase) const;
+  double projected_memory() const;
+  double horizon_samples() const;
   Allocation provision(Amount want) const;
   void adapt(const Sample& sample);
   void follow_phase(const Sample& sample);
@@ -88,10 +99,11 @@ class PhaseRecommender : public Recommender {
   int candidate_ = -1, candidate_run_ = 0;
   bool unknown_ = true;        // the last sample had no known phase
   std::size_t visit_samples_ = 0;
-  double visit_start_ = 0, latest_time_ = 0;  // seconds
+  double latest_time_ = 0;  // seconds
   model::Matrix next_phase_;                   // the model's transition probabilities
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
+  Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
   // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
   std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;

@@ -19,8 +19,9 @@
 
 namespace phasescale::sim {
 
-inline const std::vector<std::string> kPolicies = {"static", "vpa",    "vpa-warm", "window", "krr",
-                                                   "phase",  "oracle", "perfect"};
+// `phase-no-model` is `phase` without its phase model (the ablation).
+inline const std::vector<std::string> kPolicies = {"static", "vpa",    "vpa-warm", "window",  "krr",
+                                                   "phase",  "phase-no-model", "oracle", "perfect"};
 // `oracle` and `perfect` see each sample before they allocate for it.
 bool is_causal(const std::string& policy);
 

@@ -45,6 +45,7 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
 // cannot do) a resize.
 struct PodGate {
     std::optional<double> last_resize;  // unix seconds
+    bool oom_since_resize = false;      // a container was OOM-killed since: more memory skips the cooldown
     int backoff_level = 0;
     double backoff_until = 0;
 };
@@ -67,7 +68,8 @@ struct PodDecision {
 };
 
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
-// gate's backoff when the pod reports a resize under way.
+// gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
+// gives some container more memory after an OOM kill goes ahead (policy::Actuator's rule).
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
                        PodGate& gate, double now);
 

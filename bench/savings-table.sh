@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The README's savings table from bench/savings.sh's reports: `phase` (the operator's policy)
+# against the VPA, a recent window, KRR and `perfect`, with the risk each took.
+# Usage: bash bench/savings-table.sh [DIR]   (default out/savings)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+dir=${1:-out/savings}
+
+echo "| set | run | resource | phase vs vpa | vs window | vs krr | perfect vs vpa | share of perfect | CPU fulfilment phase / vpa | OOM kills phase / vpa / window / krr | jobs killed phase / vpa | resizes per pod-hour phase / vpa |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for report in "$dir"/*.json; do
+  name=$(basename "$report" .json)
+  set_name=${name%.defaults}
+  run=$([[ $name == *.defaults ]] && echo "defaults" || echo "equal risk")
+  jq -r --arg set "$set_name" --arg run "$run" '
+    def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;
+    def red(p; b; r): if .policies[p] and .policies[b] then (1 - .policies[p][r].allocated / .policies[b][r].allocated) else null end;
+    . as $j
+    | ["cpu", "memory"][] as $r
+    | (red("phase"; "vpa"; $r)) as $pv
+    | (red("perfect"; "vpa"; $r)) as $perf
+    | [ $set, $run, $r, ($pv | pct), (red("phase"; "window"; $r) | pct), (red("phase"; "krr"; $r) | pct),
+        ($perf | pct),
+        (if $perf != null and $perf > 0 then ($pv / $perf * 100 | round / 100 | tostring) else "-" end),
+        (if $r == "cpu" then ((.policies.phase.cpu.fulfilment | pct) + " / " + (.policies.vpa.cpu.fulfilment | pct)) else "" end),
+        (if $r == "memory" then ([.policies.phase, .policies.vpa, .policies.window, .policies.krr] | map(.memory.oom_kills | tostring) | join(" / ")) else "" end),
+        (if $r == "memory" then ((.policies.phase.memory.jobs_oom_killed_share | pct) + " / " + (.policies.vpa.memory.jobs_oom_killed_share | pct)) else "" end),
+        (if $r == "cpu" then ((.policies.phase.resizes_per_pod_hour * 10 | round / 10 | tostring) + " / " + (.policies.vpa.resizes_per_pod_hour * 10 | round / 10 | tostring)) else "" end)
+      ]
+    | "| " + join(" | ") + " |"' "$report"
+done
