@@ -362,6 +362,19 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     CHECK(decide_pod(pod, {same}, 60, gate, 2000).action == Action::None);
 }
 
+TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and nothing else does", "[unit]") {
+    json pod = make_pod("a");  // requests 1 core, 2 GiB
+    const ContainerResources cur = *container_resources(pod, "main");
+    const ContainerTarget more_memory = target_for(cur, alloc(1, 3 * GiB), ContainerPolicy{}, 0.05);
+    const ContainerTarget more_cpu = target_for(cur, alloc(2, 2 * GiB), ContainerPolicy{}, 0.05);
+    PodGate gate;
+    gate.last_resize = 1000;
+    CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).reason == "Cooldown");
+    gate.oom_since_resize = true;
+    CHECK(decide_pod(pod, {more_cpu}, 60, gate, 1010).reason == "Cooldown");
+    CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).action == Action::Resize);
+}
+
 TEST_CASE("pod decisions: a changed resource whose resizePolicy restarts the container is left alone", "[unit]") {
     json pod = make_pod("a", {container("main", "1", "2Gi"), container("side", "1", "2Gi")});
     pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};

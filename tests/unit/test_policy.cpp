@@ -279,6 +279,66 @@ TEST_CASE("phase: no path allocates below the latest usage plus headroom or an O
   }
 }
 
+TEST_CASE("phase: growing memory is provisioned over the horizon, never further than seen", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.margins = {0, 0};
+  o.horizon_s = 60;
+  o.trend_samples = 3;
+  o.adapt_samples = 1;
+  o.likely_next = 1.1;  // no look-ahead to the next phases here
+  PhaseRecommender r(m, o);
+  Feed feed{r};  // samples 15 s apart
+  feed(0.5, 0.40 * GiB);
+  feed(0.5, 0.45 * GiB);
+  // Over the last 30 s memory grew 0.1 GiB: another 0.1 GiB over 30 s of the 60 s horizon.
+  CHECK(feed(0.5, 0.50 * GiB)->request.memory == Approx(0.60 * GiB));
+  PhaseOptions flat = o;
+  flat.horizon_s = 0;
+  PhaseRecommender without(m, flat);
+  Feed f2{without};
+  f2(0.5, 0.40 * GiB);
+  f2(0.5, 0.45 * GiB);
+  CHECK(f2(0.5, 0.50 * GiB)->request.memory == Approx(0.50 * GiB));
+}
+
+TEST_CASE("phase: memory looks ahead to the likely next phase before the visit may end", "[policy][phase]") {
+  // Phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1 (4 GiB).
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.margins = {0, 0};
+  o.horizon_s = 15;  // one sample
+  o.adapt_samples = 100;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  feed(0.5, 0.5 * GiB);
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // visit of 1 sample, + 1 < 3
+  // Two samples in: the visit may end within the horizon. Never in phase 1 yet: its step in the
+  // model's statistics (4x) times this container's own memory in phase 0 (p99 of 0.5 GiB).
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(2 * GiB));
+  feed(1.5, 3 * GiB);
+  feed(1.5, 3 * GiB);
+  REQUIRE(r.phase() == 1);
+  feed(0.5, 0.5 * GiB);
+  feed(0.5, 0.5 * GiB);
+  REQUIRE(r.phase() == 0);
+  // Back in phase 0 and near its end again: what it used in phase 1, 3 GiB.
+  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(3 * GiB));
+}
+
+TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.no_model = true;
+  o.margins = {0, 0};
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.5));  // its own first sample, not phase 0's 0.6
+  feed(2.0, 3 * GiB);                                      // phase 1's usage, still the one phase
+  CHECK(r.phase() == 0);
+  CHECK(r.unknown_phase_samples() == 0);
+}
+
 TEST_CASE("krr: CPU p95 of the history, memory its maximum plus 15%", "[policy]") {
   KrrRecommender k(KrrOptions{});
   CHECK(!k.recommend(nullptr));
@@ -357,6 +417,21 @@ TEST_CASE("actuator: no resize within the cooldown of the last one, in trace tim
   act.decide(guaranteed({3, GiB}));
   CHECK(act.advance(75).request.cpu == 3);
   CHECK(act.resizes() == 2);
+}
+
+TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[policy]") {
+  ActuationOptions o{1, 0.05};
+  o.cooldown_s = 60;
+  Actuator act(guaranteed({1, GiB}), o);
+  act.advance(0);
+  act.decide(guaranteed({1, 2 * GiB}));
+  CHECK(act.advance(15).request.memory == 2 * GiB);
+  act.decide(guaranteed({2, 2 * GiB}), true);  // killed, but wants only more CPU: waits
+  CHECK(act.advance(30).request.cpu == 1);
+  act.decide(guaranteed({1, 3 * GiB}));  // the kill is remembered until a resize
+  CHECK(act.advance(45).request.memory == 3 * GiB);
+  act.decide(guaranteed({1, 4 * GiB}));  // no kill since that resize: the cooldown holds
+  CHECK(act.advance(60).request.memory == 3 * GiB);
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
