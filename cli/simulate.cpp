@@ -30,6 +30,7 @@ struct SimulateArgs {
   std::string json_out, html_out, allocations_out;
   std::string id_column = "pod.id";
   std::string autoscaler;  // a PhaseAutoscaler YAML file; empty: the CRD's defaults
+  std::vector<std::string> train_also;  // traces every fold's model also trains on, never scored
   std::string static_cpu, static_memory;  // quantities
   model::TrainOptions training;
   sim::ExperimentOptions experiment;
@@ -52,10 +53,19 @@ void add_unique(std::vector<std::string>& columns, const std::vector<std::string
     if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
 }
 
-model::Trace subset(const model::Trace& trace, const std::vector<std::size_t>& executions) {
+// The executions given, with only the columns given (in that order).
+model::Trace subset(const model::Trace& trace, const std::vector<std::size_t>& executions,
+                    const std::vector<std::string>& columns) {
   model::Trace part;
-  part.columns = trace.columns;
-  for (std::size_t i : executions) part.executions.push_back(trace.executions[i]);
+  part.columns = columns;
+  for (std::size_t i : executions) {
+    model::Execution e = trace.executions[i];
+    e.values.resize(e.values.rows(), static_cast<Eigen::Index>(columns.size()));
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      e.values.col(static_cast<Eigen::Index>(c)) =
+          trace.executions[i].values.col(static_cast<Eigen::Index>(trace.column_index(columns[c])));
+    part.executions.push_back(std::move(e));
+  }
   return part;
 }
 
@@ -192,9 +202,20 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
   a.training.parameters.traces = a.traces;
   a.training.parameters.id_column = a.id_column;
 
+  // What the models train on: the features and usage columns, also from --train-also.
+  std::vector<std::string> training_columns = a.training.features;
+  add_unique(training_columns, a.training.usage_columns);
+  model::Trace also;
+  if (!a.train_also.empty()) {
+    if (!train_per_fold) throw UsageError("--train-also needs --folds or --train-fraction and no --model");
+    also = model::read_trace(a.train_also, model::TraceOptions{.id_column = a.id_column, .columns = training_columns});
+    a.training.parameters.traces.insert(a.training.parameters.traces.end(), a.train_also.begin(), a.train_also.end());
+  }
   const sim::ModelSource source = [&](const std::vector<std::size_t>& training) {
     if (fixed) return fixed;
-    return std::make_shared<const model::PhaseModel>(model::train_model(subset(trace, training), a.training));
+    model::Trace part = subset(trace, training, training_columns);
+    for (const model::Execution& e : also.executions) part.executions.push_back(e);
+    return std::make_shared<const model::PhaseModel>(model::train_model(part, a.training));
   };
   const sim::Report report = sim::run_experiment(trace, source, o);
   print_table(report);
@@ -262,6 +283,10 @@ Command add_simulate_command(CLI::App& parent) {
       ->check(CLI::Range(0.0, 0.999999));
   app->add_option("--folds", o.folds, "Hold out executions by K-fold cross-validation")->check(CLI::NonNegativeNumber);
   app->add_option("--split-seed", o.seed, "Seed of the split of executions into training and held-out ones");
+  app->add_option("--train-also", a->train_also,
+                  "With --folds or --train-fraction: trace(s) every fold's model also trains on, never scored "
+                  "(e.g. generated jobs beside real ones)")
+      ->delimiter(',')->type_name("FILE[,FILE...]");
   app->add_option("--id-column", a->id_column, "Column that names the execution of each row");
   app->add_option("--cpu-column", o.columns.cpu, "CPU usage column (cores)");
   app->add_option("--mem-column", o.columns.memory, "Memory usage column (bytes)");

@@ -37,16 +37,6 @@ constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 // A phase step taken from the model's statistics never multiplies memory by more than this.
 constexpr double kLargestPhaseStep = 4;
 
-// The phase most training executions began in (by their recorded phase sequences).
-std::optional<int> start_phase(const model::PhaseStatistics& stats) {
-  std::vector<std::size_t> starts(stats.phases.size(), 0);
-  for (const model::PhaseSequence& s : stats.sequences)
-    if (!s.phases.empty()) starts[static_cast<std::size_t>(s.phases.front())] += s.executions;
-  const auto most = std::max_element(starts.begin(), starts.end());
-  if (most == starts.end() || *most == 0) return std::nullopt;
-  return static_cast<int>(most - starts.begin());
-}
-
 const model::PhaseStatistics& statistics_of(const model::PhaseModel& model) {
   if (!model.statistics) {
     throw model::InputError("phase policy: the model has no phase statistics (an AI4DL model?): "
@@ -78,7 +68,6 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   constexpr std::size_t kSeenPerPhase = 64;
   seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
   recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
-  start_phase_ = start_phase(*model.statistics);
   next_phase_ = model.statistics->transition_probabilities();
   if (!options_.oracle && !options_.no_model) stream_.emplace(model);
 }
@@ -128,6 +117,7 @@ void PhaseRecommender::adapt(const Sample& s) {
 void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
+  memory_in_force_ = sample.allocated.memory;
   latest_time_ = sample.timestamp;
   recent_memory_.push({sample.timestamp, sample.usage.memory});
   adapt(sample);
@@ -193,12 +183,10 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
       ++visit_samples_;
     }
   }
-  // Before the first phase (the history is not full yet): the phase executions usually start in,
-  // if the model knows one; else the allocation in force stays.
-  if (!stable_ && unknown_ && unknown_samples_ == 0) {
-    if (!start_phase_) return std::nullopt;
-    return phase_amount(*start_phase_);
-  }
+  // Before the first phase (the history is not full yet) the allocation in force stays: the
+  // model's sizes come from other executions, of other sizes, and a container is first resized
+  // from samples of its own.
+  if (!stable_ && unknown_ && unknown_samples_ == 0) return std::nullopt;
   if (unknown_ || !stable_) {
     const std::optional<Allocation> a = fallback_.recommend(next);
     if (!a) return std::nullopt;
@@ -255,8 +243,8 @@ std::optional<double> PhaseRecommender::own_memory(int phase) const {
 }
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
-// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there) nor an OOM
-// bump: every recommendation passes here, so no path allocates less than the container uses,
+// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there), an OOM
+// bump, nor (memory) half the request in force: every recommendation passes here, so no path allocates less than the container uses,
 // whatever the margins.
 Allocation PhaseRecommender::provision(Amount want) const {
   auto size = [](double estimate, double latest, double headroom, double margin) {
@@ -265,8 +253,8 @@ Allocation PhaseRecommender::provision(Amount want) const {
   const double cpu_margin = options_.margins.cpu + adapted_.cpu;
   const double memory_margin = options_.margins.memory + adapted_.memory;
   return guaranteed({size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin),
-                     std::max(size(want.memory, projected_memory(), options_.headroom.memory, memory_margin),
-                              oom_floor_)});
+                     std::max({size(want.memory, projected_memory(), options_.headroom.memory, memory_margin),
+                               oom_floor_, memory_in_force_ * options_.memory_keep})});
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted

@@ -32,7 +32,7 @@ struct PhaseOptions {
   // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
   // usage in that phase replaces the model's (which spans every training execution, small and
   // large); 0 keeps the model's statistics throughout.
-  int adapt_samples = 3;
+  int adapt_samples = 1;
   // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
   // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
   Margins headroom{0, 0};
@@ -48,6 +48,10 @@ struct PhaseOptions {
   // provisioned for where it will be if it goes on growing at that rate (loading data, filling
   // caches): the floor is the latest usage plus the growth over the horizon.
   std::size_t trend_samples = 4;
+  // Memory comes down gradually: a recommendation never goes below this share of the memory
+  // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
+  // cooldown away). 0: no such bound.
+  double memory_keep = 0.5;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
@@ -95,7 +99,6 @@ class PhaseRecommender : public Recommender {
   std::optional<model::PhaseStream> stream_;
   WindowRecommender fallback_;
   std::optional<int> stable_;
-  std::optional<int> start_phase_;  // where executions usually begin, for the first samples
   int candidate_ = -1, candidate_run_ = 0;
   bool unknown_ = true;        // the last sample had no known phase
   std::size_t visit_samples_ = 0;
@@ -103,6 +106,7 @@ class PhaseRecommender : public Recommender {
   model::Matrix next_phase_;                   // the model's transition probabilities
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
+  double memory_in_force_ = 0;  // the memory request in force at the latest sample
   Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
   // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
   std::vector<Ring<Amount>> seen_in_phase_;
