@@ -1,5 +1,6 @@
 // phasescale predict: the phase and hidden activations of every sample of a trace, as CSV (the
-// layout of the AI4DL golden files) and/or as one timeline line per execution.
+// layout of the AI4DL golden files) and/or as one timeline line per execution; given the phases
+// the training programs logged, how well the inferred phases agree with them.
 
 #include "command.hpp"
 
@@ -7,13 +8,21 @@
 #include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/phases.hpp>
 #include <phasescale/model/trace.hpp>
+#include <phasescale/sim/agreement.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace phasescale::cli {
 namespace {
@@ -24,6 +33,7 @@ struct PredictArgs {
   std::string id_column = "pod.id";
   std::string out;
   bool timeline = false;
+  std::vector<std::string> true_phases;  // one <execution id>.phases.csv per execution
 };
 
 void write_csv(std::FILE* out, const std::string& id_column, const model::Trace& trace,
@@ -94,18 +104,133 @@ void print_timeline(std::FILE* out, const model::Trace& trace,
   }
 }
 
+constexpr std::string_view kPhasesSuffix = ".phases.csv";
+
+std::string some_ids(const model::Trace& trace) {
+  constexpr std::size_t kShown = 5;
+  std::string ids;
+  for (std::size_t e = 0; e < trace.executions.size() && e < kShown; ++e) {
+    ids += (e == 0 ? "" : ", ") + trace.executions[e].id;
+  }
+  return trace.executions.size() > kShown ? ids + ", ..." : ids;
+}
+
+// The true phases of each execution (by index), from files named <execution id>.phases.csv.
+std::vector<std::optional<sim::PhaseLog>> read_true_phases(const std::vector<std::string>& paths,
+                                                           const model::Trace& trace) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t e = 0; e < trace.executions.size(); ++e) {
+    index.emplace(trace.executions[e].id, e);
+  }
+  std::vector<std::optional<sim::PhaseLog>> logs(trace.executions.size());
+  for (const std::string& path : paths) {
+    std::string name = std::filesystem::path(path).filename().string();
+    if (!name.ends_with(kPhasesSuffix) || name.size() == kPhasesSuffix.size()) {
+      throw UsageError("--true-phases " + path + ": name it <execution id>" +
+                       std::string(kPhasesSuffix) + " to say which execution it belongs to");
+    }
+    std::string id = name.substr(0, name.size() - kPhasesSuffix.size());
+    auto found = index.find(id);
+    if (found == index.end()) {
+      throw UsageError("--true-phases " + path + ": the trace has no execution \"" + id +
+                       "\" (its executions: " + some_ids(trace) + ")");
+    }
+    if (logs[found->second]) {
+      throw UsageError("--true-phases: more than one file for execution \"" + id + "\"");
+    }
+    logs[found->second] = sim::read_phase_log(path);
+  }
+  return logs;
+}
+
+// Inferred (raw) against true phases over some samples; `id` names them.
+struct Agreement {
+  std::string id;
+  std::size_t samples = 0, compared = 0;
+  double ami = 0;
+  std::size_t inferred_changes = 0, true_changes = 0;
+  double seconds = 0;  // time the samples cover, for changes per hour
+};
+
+Agreement agree(std::string id, const std::vector<int>& inferred, const std::vector<int>& truth,
+                double seconds) {
+  Agreement a{.id = std::move(id), .samples = inferred.size()};
+  for (std::size_t i = 0; i < inferred.size(); ++i) a.compared += inferred[i] >= 0 && truth[i] >= 0;
+  a.ami = sim::adjusted_mutual_information(inferred, truth);
+  a.inferred_changes = sim::label_changes(inferred);
+  a.true_changes = sim::label_changes(truth);
+  a.seconds = seconds;
+  return a;
+}
+
+// One row per execution with true phases, then all of them pooled: the same phase number (and
+// the same logged phase name) means the same phase in every execution.
+std::vector<Agreement> agreements(const model::Trace& trace,
+                                  const std::vector<model::ExecutionPhases>& results,
+                                  const std::vector<std::optional<sim::PhaseLog>>& logs) {
+  sim::PhaseIds ids;
+  std::vector<Agreement> rows;
+  std::vector<int> all_inferred, all_truth;
+  double all_seconds = 0;
+  for (std::size_t e = 0; e < trace.executions.size(); ++e) {
+    if (!logs[e]) continue;
+    const model::Execution& execution = trace.executions[e];
+    std::vector<int> truth = sim::label_samples(*logs[e], execution.timestamps, ids);
+    const std::vector<int>& inferred = results[e].phases;
+    double seconds = sim::covered_seconds(execution.timestamps);
+    rows.push_back(agree(execution.id, inferred, truth, seconds));
+    all_inferred.insert(all_inferred.end(), inferred.begin(), inferred.end());
+    all_truth.insert(all_truth.end(), truth.begin(), truth.end());
+    all_seconds += seconds;
+  }
+  Agreement overall = agree("overall", all_inferred, all_truth, all_seconds);
+  // Pooling would count a change at each boundary between executions: sum theirs instead.
+  overall.inferred_changes = overall.true_changes = 0;
+  for (const Agreement& row : rows) {
+    overall.inferred_changes += row.inferred_changes;
+    overall.true_changes += row.true_changes;
+  }
+  rows.push_back(overall);
+  return rows;
+}
+
+double per_hour(std::size_t changes, double seconds) {
+  return seconds > 0 ? static_cast<double>(changes) * 3600 / seconds : std::nan("");
+}
+
+void print_agreement(std::FILE* out, const std::vector<Agreement>& rows) {
+  std::fprintf(out,
+               "agreement with the true phases: AMI of the raw inferred phase (1: the same "
+               "partition, 0: chance), phase changes per hour of sampled time\n");
+  int width = static_cast<int>(std::string_view("execution").size());
+  for (const Agreement& row : rows) width = std::max(width, static_cast<int>(row.id.size()));
+  std::fprintf(out, "%-*s %8s %8s %8s %19s %15s\n", width, "execution", "samples", "compared",
+               "AMI raw", "inferred changes/h", "true changes/h");
+  for (const Agreement& row : rows) {
+    std::fprintf(out, "%-*s %8zu %8zu %8.3f %19.1f %15.1f\n", width, row.id.c_str(), row.samples,
+                 row.compared, row.ami, per_hour(row.inferred_changes, row.seconds),
+                 per_hour(row.true_changes, row.seconds));
+  }
+}
+
 int run_predict(const PredictArgs& args) {
-  if (args.out.empty() && !args.timeline) {
-    throw UsageError("predict needs --out FILE (or - for stdout), --timeline, or both");
+  if (args.out.empty() && !args.timeline && args.true_phases.empty()) {
+    throw UsageError("predict needs --out FILE (or - for stdout), --timeline, --true-phases, or "
+                     "some of them");
   }
   if (args.out == "-" && args.timeline) {
     throw UsageError("--timeline and --out - would both write to stdout; give --out a file");
+  }
+  if (args.out == "-" && !args.true_phases.empty()) {
+    throw UsageError("--true-phases and --out - would both write to stdout; give --out a file");
   }
 
   model::PhaseModel phase_model = model::resolve_model(args.model);
   model::Trace trace = model::read_trace(
       {args.trace},
       model::TraceOptions{.id_column = args.id_column, .columns = phase_model.features});
+  // Before any output: a file that matches no execution leaves nothing written.
+  std::vector<std::optional<sim::PhaseLog>> logs = read_true_phases(args.true_phases, trace);
 
   std::vector<model::ExecutionPhases> results;
   results.reserve(trace.executions.size());
@@ -122,6 +247,7 @@ int run_predict(const PredictArgs& args) {
   if (args.timeline) {
     print_timeline(stdout, trace, results, phase_model.phases(), use_colour(stdout));
   }
+  if (!args.true_phases.empty()) print_agreement(stdout, agreements(trace, results, logs));
   return 0;
 }
 
@@ -143,6 +269,14 @@ Command add_predict_command(CLI::App& parent) {
       ->type_name("PHASES.csv");
   app->add_flag("--timeline", args->timeline,
                 "Print each execution's phases as one line of characters to stdout");
+  app->add_option("--true-phases", args->true_phases,
+                  "The phases each training program logged (unix_time,phase,epoch rows), one "
+                  "file per execution, named <execution id>.phases.csv: prints to stdout how well "
+                  "the raw inferred phases agree with them (AMI) and both phases' changes per "
+                  "hour")
+      ->delimiter(',')
+      ->type_name("FILE[,FILE...]")
+      ->default_str("");
 
   return {app, [args] { return run_predict(*args); }};
 }

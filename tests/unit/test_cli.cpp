@@ -136,6 +136,76 @@ TEST_CASE("predict --out - writes the CSV to stdout", "[cli]") {
   CHECK(to_stdout.out == read_file(dir / "phases.csv"));
 }
 
+TEST_CASE("predict --true-phases reports AMI and changes per hour against the logged phases",
+          "[cli]") {
+  const std::string torch = "../shared/data/torch/";
+  TempDir dir;
+  Run plain = run_cli(dir, {"predict", "--model", "default", "--trace", torch + "dev01-mlp.csv",
+                               "--timeline"});
+  Run run = run_cli(dir, {"predict", "--model", "default", "--trace", torch + "dev01-mlp.csv",
+                             "--timeline", "--true-phases",
+                             torch + "extra/dev01-mlp.phases.csv"});
+  INFO(run.err);
+  REQUIRE(plain.code == 0);
+  REQUIRE(run.code == 0);
+  // The timeline first, as without the option, then the agreement table.
+  REQUIRE(run.out.rfind(plain.out, 0) == 0);
+  std::vector<std::string> table = lines_of(run.out.substr(plain.out.size()));
+  INFO(run.out);
+  REQUIRE(table.size() == 4);
+  for (const char* field : {"execution", "samples", "compared", "AMI raw", "inferred changes/h",
+                            "true changes/h"}) {
+    CHECK(table[1].find(field) != std::string::npos);
+  }
+  for (std::size_t row = 2; row < 4; ++row) {
+    std::istringstream in(table[row]);
+    std::string id;
+    std::size_t samples = 0, compared = 0;
+    double ami = 0, inferred_per_hour = -1, true_per_hour = -1;
+    in >> id >> samples >> compared >> ami >> inferred_per_hour >> true_per_hour;
+    REQUIRE_FALSE(in.fail());
+    CHECK(id == (row == 2 ? "dev01-mlp" : "overall"));
+    CHECK(samples == 42);
+    CHECK(compared > 0);
+    CHECK(compared < samples);  // the first samples have no inferred phase yet
+    CHECK(ami >= -1);
+    CHECK(ami <= 1);
+    CHECK(inferred_per_hour >= 0);
+    CHECK(true_per_hour > 0);  // 12 epochs of train and val in 84 s
+  }
+}
+
+TEST_CASE("predict --true-phases with a file for no execution is a usage error", "[cli]") {
+  const std::string torch = "../shared/data/torch/";
+  TempDir dir;
+  Run other = run_cli(dir, {"predict", "--model", "default", "--trace", torch + "dev01-mlp.csv",
+                               "--out", dir / "phases.csv", "--true-phases",
+                               torch + "extra/dev02-cnn.phases.csv"});
+  CHECK(other.code == 2);
+  CHECK(other.err.rfind("phasescale: error: ", 0) == 0);
+  CHECK(other.err.find("dev02-cnn.phases.csv") != std::string::npos);
+  CHECK(other.err.find("no execution \"dev02-cnn\"") != std::string::npos);
+  CHECK(other.err.find("dev01-mlp") != std::string::npos);  // what the trace does have
+  CHECK_FALSE(fs::exists(dir / "phases.csv"));
+
+  // A name that says no execution at all, and two files for one execution.
+  const std::string renamed = dir / "phases.csv.txt";
+  fs::copy_file(torch + "extra/dev01-mlp.phases.csv", renamed);
+  Run unnamed = run_cli(dir, {"predict", "--model", "default", "--trace",
+                                 torch + "dev01-mlp.csv", "--true-phases", renamed});
+  CHECK(unnamed.code == 2);
+  CHECK(unnamed.err.find("<execution id>.phases.csv") != std::string::npos);
+  const std::string twice = torch + "extra/dev01-mlp.phases.csv";
+  Run duplicate = run_cli(dir, {"predict", "--model", "default", "--trace",
+                                   torch + "dev01-mlp.csv", "--true-phases", twice + "," + twice});
+  CHECK(duplicate.code == 2);
+  CHECK(duplicate.err.find("more than one file") != std::string::npos);
+  // The table goes to stdout, so stdout cannot also hold the CSV.
+  CHECK(run_cli(dir, {"predict", "--model", "default", "--trace", torch + "dev01-mlp.csv",
+                      "--out", "-", "--true-phases", twice})
+            .code == 2);
+}
+
 TEST_CASE("a model trained with few epochs loads, predicts every row and inspects", "[cli]") {
   TempDir dir;
   const std::string model_path = dir / "model.json";
@@ -204,7 +274,8 @@ TEST_CASE("--help of the program and of every command explains the options", "[c
         "--history", "--phases", "--epochs", "--learning-rate", "--batch", "--cd-steps",
         "--momentum", "--weight-decay", "--patience", "--restarts", "--seed", "pod.id",
         "cpu.usage.cores"}},
-      {{"predict", "--help"}, {"--model", "--trace", "--id-column", "--out", "--timeline"}},
+      {{"predict", "--help"},
+       {"--model", "--trace", "--id-column", "--out", "--timeline", "--true-phases"}},
       {{"inspect", "--help"}, {"MODEL.json"}},
   };
   for (const auto& [arguments, mentions] : cases) {
