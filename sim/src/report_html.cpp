@@ -89,10 +89,11 @@ PolicyStyle policy_style(const std::string& name) {
   static const std::map<std::string, PolicyStyle> known = {
       {"static", {"#8c8c8c", 1.3, "6 3"}}, {"vpa", {"#d62728", 2.4, ""}},
       {"vpa-warm", {"#ff7f0e", 1.4, ""}},  {"window", {"#9467bd", 1.4, ""}},
-      {"phase", {"#1f5fbf", 2.6, ""}},     {"oracle", {"#2ca02c", 1.4, "5 3"}},
+      {"krr", {"#8c564b", 1.4, ""}},       {"phase", {"#1f5fbf", 2.6, ""}},
+      {"phase-no-model", {"#6fa8dc", 1.4, "4 2"}}, {"oracle", {"#2ca02c", 1.4, "5 3"}},
       {"perfect", {"#222222", 1.0, "2 2"}}};
   if (const auto it = known.find(name); it != known.end()) return it->second;
-  static const char* others[] = {"#17becf", "#bcbd22", "#e377c2", "#8c564b"};
+  static const char* others[] = {"#17becf", "#bcbd22", "#e377c2", "#7f7f7f"};
   std::size_t h = 0;
   for (const char c : name) h = h * 31 + static_cast<unsigned char>(c);
   return {others[h % 4], 1.4, ""};
@@ -146,7 +147,7 @@ std::string px(double v) { return fixed(v, 1); }
 
 // How a shape is drawn; set what differs from the defaults: Style().stroke("#555").width(2).
 struct Style {
-  std::string fill_colour = "none", stroke_colour = "none", dash_pattern, policy_name;
+  std::string fill_colour = "none", stroke_colour = "none", dash_pattern, policy_name, class_name;
   double stroke_width = 1, alpha = 1;
   Style& fill(std::string c) { fill_colour = std::move(c); return *this; }
   Style& stroke(std::string c) { stroke_colour = std::move(c); return *this; }
@@ -154,6 +155,7 @@ struct Style {
   Style& opacity(double a) { alpha = a; return *this; }
   Style& dash(std::string d) { dash_pattern = std::move(d); return *this; }
   Style& policy(std::string p) { policy_name = std::move(p); return *this; }  // data-policy, for toggles
+  Style& css(std::string c) { class_name = std::move(c); return *this; }
 };
 
 struct Axis {
@@ -169,13 +171,14 @@ std::string percent_tick(double v, int decimals) { return fixed(100 * v, std::ma
 
 class Svg {
  public:
-  // `id` must be unique in the page (it names the plot area's clip path).
+  // `id` must be unique in the page (it names the plot area's clip path); `attributes` go on the
+  // svg element as they are.
   Svg(std::string id, double width, double height, double left, double top, double right, double bottom,
-      const std::string& title)
+      const std::string& title, const std::string& attributes = "")
       : id_(std::move(id)), width_(width), height_(height), left_(left), top_(top), right_(width - right),
         bottom_(height - bottom) {
     out_ << "<svg class=\"chart\" width=\"" << px(width) << "\" height=\"" << px(height) << "\" viewBox=\"0 0 "
-         << px(width) << ' ' << px(height) << "\" role=\"img\" aria-label=\"" << escape(title) << "\">\n"
+         << px(width) << ' ' << px(height) << "\" role=\"img\" aria-label=\"" << escape(title) << '"' << attributes << ">\n"
          << "<defs><clipPath id=\"" << id_ << "\"><rect x=\"" << px(left_) << "\" y=\"" << px(top_)
          << "\" width=\"" << px(right_ - left_) << "\" height=\"" << px(bottom_ - top_)
          << "\"/></clipPath></defs>\n";
@@ -244,6 +247,13 @@ class Svg {
     close("path", title);
   }
 
+  void polygon(const std::vector<std::pair<double, double>>& points, const Style& s, const std::string& title = "") {
+    out_ << "<polygon points=\"";
+    for (std::size_t i = 0; i < points.size(); ++i) out_ << (i ? " " : "") << px(points[i].first) << ',' << px(points[i].second);
+    out_ << '"' << attributes(s);
+    close("polygon", title);
+  }
+
   void circle(double x, double y, double r, const Style& s, const std::string& title = "") {
     out_ << "<circle cx=\"" << px(x) << "\" cy=\"" << px(y) << "\" r=\"" << px(r) << '"' << attributes(s);
     close("circle", title);
@@ -272,6 +282,7 @@ class Svg {
     if (s.alpha < 1) a += " opacity=\"" + fixed(s.alpha, 2) + "\"";
     if (!s.dash_pattern.empty()) a += " stroke-dasharray=\"" + s.dash_pattern + "\"";
     if (!s.policy_name.empty()) a += " data-policy=\"" + escape(s.policy_name) + "\"";
+    if (!s.class_name.empty()) a += " class=\"" + s.class_name + "\"";
     return a;
   }
   // A title becomes the shape's tooltip.
@@ -368,11 +379,11 @@ std::string phase_legend(int phases) {
 // ---------------------------------------------------------------------------------------------
 // 1. The headline
 
-std::string headline_section(const Report& r) {
+std::string lead_paragraph(const Report& r) {
   const HeldOut h = held_out(r);
   const double target = r.options.target_fulfilment;
   std::ostringstream o;
-  o << "<header>\n<h1>phasescale: what each provisioning policy allocates</h1>\n<p class=\"lead\">";
+  o << "<p class=\"lead\">";
   if (r.split) {
     o << "Replayed <b>" << count(h.containers) << " held-out executions</b> (" << count(h.samples) << " samples, "
       << duration(h.seconds) << " of trace, never seen by the phase model) ";
@@ -393,70 +404,171 @@ std::string headline_section(const Report& r) {
     o << "Margins were not calibrated: each policy ran with its default margins.";
   }
   o << "</p>\n";
+  return o.str();
+}
 
-  if (has(r, "phase") && has(r, "vpa")) {
-    const Score& phase = r.results.at("phase").score;
-    const Score& vpa = r.results.at("vpa").score;
-    const double cpu = r.reduction("phase", "vpa", "cpu"), memory = r.reduction("phase", "vpa", "memory");
-    const auto less = [](double x) { return std::isfinite(x) ? percent(std::fabs(x)) + (x >= 0 ? " less" : " more") : "—"; };
-    o << "<p class=\"key\">The <b>phase</b> policy allocates <b>" << less(cpu) << " CPU</b> and <b>" << less(memory)
-      << " memory</b> than <b>vpa</b>, meeting demand in " << percent(phase.cpu.fulfilment()) << " (CPU) and "
-      << percent(phase.memory.fulfilment()) << " (memory) of held-out samples, against vpa's "
-      << percent(vpa.cpu.fulfilment()) << " and " << percent(vpa.memory.fulfilment()) << ".</p>\n";
+// Escaped, with `quoted` names as code.
+std::string note_text(const std::string& note) {
+  const std::string e = escape(note);
+  std::string out;
+  bool open = false;
+  for (const char c : e) {
+    if (c != '`') {
+      out += c;
+      continue;
+    }
+    out += open ? "</code>" : "<code>";
+    open = !open;
+  }
+  return open ? out + "</code>" : out;
+}
 
-    o << "<div class=\"cards\">";
-    const auto card = [&](const std::string& big, const std::string& what, double good) {
-      o << "<div class=\"card\"><div class=\"big " << (good >= 0 ? "good" : "bad") << "\">" << big << "</div><div>" << what
-        << "</div></div>";
-    };
-    card(percent(cpu), "less CPU than vpa", cpu);
-    card(percent(memory), "less memory than vpa", memory);
-    card(percent(phase.cpu.fulfilment()) + " / " + percent(phase.memory.fulfilment()), "phase fulfilment, CPU / memory",
-         std::min(phase.cpu.fulfilment(), phase.memory.fulfilment()) - (target > 0 ? target - 0.02 : 0));
-    card(count(phase.oom_events) + " / " + count(vpa.oom_events), "OOM events, phase / vpa",
-         static_cast<double>(vpa.oom_events) - static_cast<double>(phase.oom_events));
-    o << "</div>\n";
+// What the experiment itself tells the reader (a policy skipped, and why), before any number.
+std::string report_notes(const Report& r) {
+  if (r.notes.empty()) return "";
+  std::string h = "<div class=\"report-notes\"><b>Notes</b><ul>";
+  for (const std::string& n : r.notes) h += "<li>" + note_text(n) + "</li>";
+  return h + "</ul></div>\n";
+}
 
-    std::vector<std::string> notes;
-    if (has(r, "perfect")) {
-      const Score& perfect_score = r.results.at("perfect").score;
-      for (const bool c : {true, false}) {
-        const char* res = c ? "cpu" : "memory";
-        const double perfect = r.reduction("perfect", "vpa", res), got = r.reduction("phase", "vpa", res);
-        if (!(perfect > 0)) continue;
-        std::string note = "phase gets <b>" + percent(got / perfect, 0) + "</b> of the " + percent(perfect, 0) + " " +
-                           resource_name(c) + " saving that <i>perfect</i> (the next sample's usage) has against vpa";
-        // A bound that falls short of the target saves what it does not provide.
-        const double f = resource(perfect_score, c).fulfilment();
-        if (target > 0 && f < target - 0.02) note += " (but perfect met only " + percent(f) + " of " + resource_name(c) + " demand)";
-        notes.push_back(note);
+// phase against vpa in one sentence and a row of cards: the risk first, then the savings.
+std::string key_findings(const Report& r) {
+  const double target = r.options.target_fulfilment;
+  const Score& phase = r.results.at("phase").score;
+  const Score& vpa = r.results.at("vpa").score;
+  const double cpu = r.reduction("phase", "vpa", "cpu"), memory = r.reduction("phase", "vpa", "memory");
+  const auto less = [](double x) { return std::isfinite(x) ? percent(std::fabs(x)) + (x >= 0 ? " less" : " more") : "—"; };
+  const auto kills = [](std::size_t n) { return count(n) + (n == 1 ? " OOM kill" : " OOM kills"); };
+  std::ostringstream o;
+  o << "<p class=\"key\">The <b>phase</b> policy had <b>" << kills(phase.oom_kills) << "</b> (" << count(phase.jobs_oom_killed)
+    << " of " << count(phase.jobs) << " jobs killed) against vpa's " << kills(vpa.oom_kills) << " ("
+    << count(vpa.jobs_oom_killed) << " of " << count(vpa.jobs) << "), met CPU demand in " << percent(phase.cpu.fulfilment())
+    << " of held-out samples (vpa " << percent(vpa.cpu.fulfilment()) << "), and allocates <b>" << less(cpu)
+    << " CPU</b> and <b>" << less(memory) << " memory</b> than <b>vpa</b>.</p>\n";
+
+  o << "<div class=\"cards\">";
+  const auto card = [&](const std::string& big, const std::string& what, const char* verdict) {
+    o << "<div class=\"card\"><div class=\"big " << verdict << "\">" << big << "</div><div>" << what << "</div></div>";
+  };
+  const auto good_or_bad = [](double x) { return x >= 0 ? "good" : "bad"; };
+  // No kill is good; more than vpa is bad; as many as vpa or fewer, but some, is neither.
+  const auto kill_verdict = [](double phase_kills, double vpa_kills) {
+    return phase_kills == 0 ? "good" : phase_kills > vpa_kills ? "bad" : "";
+  };
+  card(count(phase.oom_kills) + " / " + count(vpa.oom_kills), "OOM kills, phase / vpa",
+       kill_verdict(static_cast<double>(phase.oom_kills), static_cast<double>(vpa.oom_kills)));
+  card(percent(phase.jobs_oom_killed_share()) + " / " + percent(vpa.jobs_oom_killed_share()),
+       "jobs OOM-killed, phase / vpa", kill_verdict(phase.jobs_oom_killed_share(), vpa.jobs_oom_killed_share()));
+  card(percent(phase.cpu.fulfilment()) + " / " + percent(phase.memory.fulfilment()), "phase fulfilment, CPU / memory",
+       good_or_bad(std::min(phase.cpu.fulfilment(), phase.memory.fulfilment()) - (target > 0 ? target - 0.02 : 0)));
+  card(percent(cpu), "less CPU than vpa", good_or_bad(cpu));
+  card(percent(memory), "less memory than vpa", good_or_bad(memory));
+  o << "</div>\n";
+  return o.str();
+}
+
+// Risk as users judge an autoscaler, per policy, with what it saves beside it.
+std::string risk_table(const Report& r) {
+  const bool vpa = has(r, "vpa");
+  std::ostringstream o;
+  o << "<div class=\"scroll\"><table class=\"risk\">\n<thead><tr><th rowspan=\"2\">policy</th>"
+    << "<th colspan=\"2\" class=\"group\">jobs OOM-killed</th><th colspan=\"2\" class=\"group\">OOM kills</th>"
+    << "<th colspan=\"2\" class=\"group\">CPU</th><th rowspan=\"2\">resizes per<br>pod-hour</th>"
+    << "<th colspan=\"2\" class=\"group\">" << (vpa ? "allocated: less than vpa" : "allocated") << "</th></tr>\n<tr>"
+    << "<th class=\"first\">share</th><th>jobs</th><th class=\"first\">kills</th><th>per job</th>"
+    << "<th class=\"first\">throttled</th><th>fulfil&shy;ment</th>"
+    << (vpa ? "<th class=\"first\">CPU</th><th>memory</th>" : "<th class=\"first\">core-hours</th><th>GiB-hours</th>")
+    << "</tr></thead>\n<tbody>\n";
+  for (const std::string& name : r.policies) {
+    const auto it = r.results.find(name);
+    if (it == r.results.end()) continue;
+    const Score& s = it->second.score;
+    const auto risky = [](bool bad) { return bad ? "<td class=\"bad\">" : "<td>"; };
+    o << "<tr data-risk=\"" << escape(name) << "\"" << (emphasised(name) ? " class=\"em\"" : "") << "><td class=\"name\">"
+      << swatch(policy_style(name)) << escape(name) << (is_causal(name) ? "" : " <span class=\"tag\">bound</span>") << "</td>"
+      << risky(s.jobs_oom_killed > 0) << percent(s.jobs_oom_killed_share()) << "</td><td>" << count(s.jobs_oom_killed)
+      << " of " << count(s.jobs) << "</td>" << risky(s.oom_kills > 0) << count(s.oom_kills) << "</td><td>"
+      << fixed(s.oom_kills_per_job(), 2) << "</td><td>" << percent(s.cpu.over_limit_share()) << "</td><td>"
+      << percent(s.cpu.fulfilment()) << "</td><td>" << fixed(s.resizes_per_pod_hour(), 2) << "</td>";
+    for (const bool cpu : {true, false}) {
+      if (!vpa) {
+        o << "<td>" << readable(resource(s, cpu).allocated / unit(cpu) / kHour) << "</td>";
+      } else if (name == "vpa") {
+        o << "<td class=\"dim\">—</td>";
+      } else {
+        const double x = r.reduction(name, "vpa", cpu ? "cpu" : "memory");
+        o << "<td class=\"" << (x > 0.0005 ? "good" : x < -0.0005 ? "bad" : "") << "\">" << percent(x) << "</td>";
       }
     }
-    if (has(r, "oracle")) {
-      notes.push_back("phase allocates " + signed_percent(-r.reduction("phase", "oracle", "cpu")) + " CPU and " +
-                      signed_percent(-r.reduction("phase", "oracle", "memory")) +
-                      " memory against <i>oracle</i> (the same policy told each phase in advance)");
+    o << "</tr>\n";
+  }
+  o << "</tbody></table></div>\n<p class=\"small\">An OOM kill is memory usage over the memory limit: one when usage "
+    << "crosses it, and one at each restart (CrashLoopBackOff) while it stays over; a killed job loses its progress. "
+    << "Throttled: the share of samples whose CPU usage is over the CPU limit. Fulfilment: the share of samples whose "
+    << "CPU usage is at most the request. Resizes per pod-hour: in-place resizes over the executions' time."
+    << (vpa ? " Less than vpa: 1 − the policy's requests over time / vpa's (negative: more)." : "") << "</p>\n";
+  return o.str();
+}
+
+// How phase's savings compare with the bounds and the other baselines.
+std::vector<std::string> comparison_notes(const Report& r) {
+  const double target = r.options.target_fulfilment;
+  std::vector<std::string> notes;
+  if (has(r, "perfect")) {
+    const Score& perfect_score = r.results.at("perfect").score;
+    for (const bool c : {true, false}) {
+      const char* res = c ? "cpu" : "memory";
+      const double perfect = r.reduction("perfect", "vpa", res), got = r.reduction("phase", "vpa", res);
+      if (!(perfect > 0)) continue;
+      std::string note = "phase gets <b>" + percent(got / perfect, 0) + "</b> of the " + percent(perfect, 0) + " " +
+                         resource_name(c) + " saving that <i>perfect</i> (the next sample's usage) has against vpa";
+      // A bound that falls short of the target saves what it does not provide.
+      const double f = resource(perfect_score, c).fulfilment();
+      if (target > 0 && f < target - 0.02) note += " (but perfect met only " + percent(f) + " of " + resource_name(c) + " demand)";
+      notes.push_back(note);
     }
-    for (const char* baseline : {"vpa-warm", "window"}) {
-      if (!has(r, baseline)) continue;
-      notes.push_back("against <i>" + std::string(baseline) + "</i>: " + signed_percent(-r.reduction("phase", baseline, "cpu")) +
-                      " CPU, " + signed_percent(-r.reduction("phase", baseline, "memory")) + " memory");
-    }
+  }
+  if (has(r, "oracle")) {
+    notes.push_back("phase allocates " + signed_percent(-r.reduction("phase", "oracle", "cpu")) + " CPU and " +
+                    signed_percent(-r.reduction("phase", "oracle", "memory")) +
+                    " memory against <i>oracle</i> (the same policy told each phase in advance)");
+  }
+  for (const char* baseline : {"vpa-warm", "window", "krr"}) {
+    if (!has(r, baseline)) continue;
+    notes.push_back("against <i>" + std::string(baseline) + "</i>: " + signed_percent(-r.reduction("phase", baseline, "cpu")) +
+                    " CPU, " + signed_percent(-r.reduction("phase", baseline, "memory")) + " memory");
+  }
+  return notes;
+}
+
+std::string model_line(const Report& r) {
+  if (!r.model) return "";
+  const model::PhaseModel& m = *r.model;
+  std::ostringstream o;
+  o << "<p class=\"small\">Phase model" << (r.folds.size() > 1 ? " (the last fold's)" : "") << ": " << m.phases()
+    << " phases over " << m.crbm.n_hid << " hidden units, history " << m.crbm.n_his << ", features ";
+  for (std::size_t i = 0; i < m.features.size(); ++i) o << (i ? ", " : "") << "<code>" << escape(m.features[i]) << "</code>";
+  if (m.training) o << "; trained on " << count(m.training->executions) << " executions";
+  o << ". Actuation delay " << r.options.settings.actuation.delay << " sample(s), seed " << r.options.seed << ".</p>\n";
+  return o.str();
+}
+
+std::string headline_section(const Report& r) {
+  std::ostringstream o;
+  o << "<header>\n<h1>phasescale: what each provisioning policy risks and allocates</h1>\n"
+    << lead_paragraph(r) << report_notes(r);
+  const bool versus = has(r, "phase") && has(r, "vpa");
+  if (versus) o << key_findings(r);
+  if (!r.policies.empty()) o << "<h2 class=\"risk\">Risk and savings per policy</h2>\n" << risk_table(r);
+  if (versus) {
+    const auto notes = comparison_notes(r);
     if (!notes.empty()) {
       o << "<ul class=\"notes\">";
       for (const auto& n : notes) o << "<li>" << n << "</li>";
       o << "</ul>\n";
     }
   }
-  if (r.model) {
-    const model::PhaseModel& m = *r.model;
-    o << "<p class=\"small\">Phase model" << (r.folds.size() > 1 ? " (the last fold's)" : "") << ": " << m.phases()
-      << " phases over " << m.crbm.n_hid << " hidden units, history " << m.crbm.n_his << ", features ";
-    for (std::size_t i = 0; i < m.features.size(); ++i) o << (i ? ", " : "") << "<code>" << escape(m.features[i]) << "</code>";
-    if (m.training) o << "; trained on " << count(m.training->executions) << " executions";
-    o << ". Actuation delay " << r.options.settings.actuation.delay << " sample(s), seed " << r.options.seed << ".</p>\n";
-  }
-  o << "</header>\n";
+  o << model_line(r) << "</header>\n";
   return o.str();
 }
 
@@ -477,7 +589,7 @@ std::string summary_section(const Report& r) {
   for (const bool cpu : {true, false}) {
     o << "<th class=\"first\">allocated<br>" << (cpu ? "core-hours" : "GiB-hours") << "</th><th>fulfil&shy;ment</th>";
     for (const auto& b : baselines) o << "<th>vs<br>" << escape(b) << "</th>";
-    if (!cpu) o << "<th>OOM<br>events</th>";
+    if (!cpu) o << "<th>OOM<br>kills</th>";
     o << "<th>margin</th>";
   }
   o << "</tr></thead>\n<tbody>\n";
@@ -501,7 +613,7 @@ std::string summary_section(const Report& r) {
         const double x = r.reduction(name, b, cpu ? "cpu" : "memory");
         o << "<td class=\"" << (x > 0.0005 ? "good" : x < -0.0005 ? "bad" : "") << "\">" << percent(x) << "</td>";
       }
-      if (!cpu) o << "<td>" << count(p.score.oom_events) << "</td>";
+      if (!cpu) o << "<td" << (p.score.oom_kills ? " class=\"bad\"" : "") << ">" << count(p.score.oom_kills) << "</td>";
       std::string folds;
       for (std::size_t f = 0; f < p.margins.size(); ++f)
         folds += (f ? ", " : "") + signed_percent(cpu ? p.margins[f].cpu : p.margins[f].memory);
@@ -519,7 +631,7 @@ std::string summary_section(const Report& r) {
   if (!r.containers.empty() && has(r, "phase") && has(r, "vpa")) {
     o << "<details><summary>Per execution: phase against vpa</summary>\n<table class=\"detail\"><thead><tr><th>execution</th>"
       << "<th>fold</th><th>samples</th><th>length</th><th>CPU vs vpa</th><th>CPU fulfilment<br>phase / vpa</th>"
-      << "<th>memory vs vpa</th><th>memory fulfilment<br>phase / vpa</th><th>OOM events<br>phase / vpa</th></tr></thead><tbody>\n";
+      << "<th>memory vs vpa</th><th>memory fulfilment<br>phase / vpa</th><th>OOM kills<br>phase / vpa</th></tr></thead><tbody>\n";
     for (const ContainerResult& c : r.containers) {
       const auto ph = c.replays.find("phase"), vp = c.replays.find("vpa");
       if (ph == c.replays.end() || vp == c.replays.end()) continue;
@@ -532,8 +644,8 @@ std::string summary_section(const Report& r) {
         << count(c.container.usage.size()) << "</td><td>" << duration(seconds) << "</td><td>"
         << percent(cut(a.cpu.allocated, b.cpu.allocated)) << "</td><td>" << percent(a.cpu.fulfilment()) << " / "
         << percent(b.cpu.fulfilment()) << "</td><td>" << percent(cut(a.memory.allocated, b.memory.allocated)) << "</td><td>"
-        << percent(a.memory.fulfilment()) << " / " << percent(b.memory.fulfilment()) << "</td><td>" << a.oom_events << " / "
-        << b.oom_events << "</td></tr>\n";
+        << percent(a.memory.fulfilment()) << " / " << percent(b.memory.fulfilment()) << "</td><td>" << a.oom_kills << " / "
+        << b.oom_kills << "</td></tr>\n";
     }
     o << "</tbody></table></details>\n";
   }
@@ -709,94 +821,231 @@ std::string step_path(const std::vector<double>& xs, double x_end, const std::ve
   return d;
 }
 
-std::string timeline_chart(const ContainerResult& c, const std::vector<std::string>& policies, bool cpu,
-                           const std::string& id) {
-  const Container& k = c.container;
-  const std::size_t n = std::min(k.usage.size(), k.timestamps.size());
-  const std::string title = std::string(resource_name(cpu)) + " of " + k.id;
-  Svg svg(id, 1300, 250, 64, 14, 16, 40, title);
-  if (n == 0) {
-    svg.text(svg.width() / 2, svg.height() / 2, "no samples", "middle", "note");
-    return svg.finish();
-  }
-  const auto durations = sample_durations(k.timestamps);
-  const double t0 = k.timestamps.front();
-  // Hours, or minutes for executions shorter than two hours.
-  const double seconds = k.timestamps[n - 1] + std::max(durations[n - 1], 1e-9) - t0;
-  const bool minutes = seconds < 2 * kHour;
-  const double time_unit = minutes ? 60 : kHour;
-  const std::string time_name = minutes ? "min" : "h";
-  const double end = seconds / time_unit;
-  const auto starts = bucket_starts(n);
-  std::vector<double> xs;
-  for (const std::size_t s : starts) xs.push_back((k.timestamps[s] - t0) / time_unit);
-  const double u = unit(cpu);
-  const auto usage = bucket_max(starts, n, [&](std::size_t i) { return (cpu ? k.usage[i].cpu : k.usage[i].memory) / u; });
+// Usage stays readable: the axis holds the usage and what the policies allocate, but no higher
+// than this many times the usage's peak, so that one policy's outlier cannot flatten the rest;
+// lines above it are clipped and marked where they leave the plot.
+constexpr double kAxisHeadroom = 3;
 
-  // Each policy's requests; `decided` are those after the allocation the execution started with
-  // (every causal policy holds it until its first decision takes effect).
-  const double original = (cpu ? k.original.cpu : k.original.memory) / u;
-  std::map<std::string, std::vector<double>> requests, decided;
+// One container's time axis: the buckets' starts, in minutes (under two hours) or hours.
+struct TimeAxis {
+  std::vector<std::size_t> starts;
+  std::vector<double> xs;  // each bucket's start
+  double t0 = 0, unit = 60, end = 0;
+  bool minutes = true;
+  double at(double timestamp) const { return (timestamp - t0) / unit; }
+  const char* name() const { return minutes ? "min" : "h"; }
+};
+
+TimeAxis time_axis(const Container& k, std::size_t n) {
+  TimeAxis t;
+  const auto durations = sample_durations(k.timestamps);
+  t.t0 = k.timestamps.front();
+  const double seconds = k.timestamps[n - 1] + std::max(durations[n - 1], 1e-9) - t.t0;
+  t.minutes = seconds < 2 * kHour;
+  t.unit = t.minutes ? 60 : kHour;
+  t.end = seconds / t.unit;
+  t.starts = bucket_starts(n);
+  for (const std::size_t s : t.starts) t.xs.push_back(t.at(k.timestamps[s]));
+  return t;
+}
+
+// Memory is killed at the limit; a limit of 0 is none, and then the request is the line.
+double oom_line(const policy::Allocation& a) { return a.limit.memory > 0 ? a.limit.memory : a.request.memory; }
+
+bool distinct_memory_limit(const Replay& r) {
+  for (const policy::Allocation& a : r.allocations)
+    if (a.limit.memory > 0 && a.limit.memory != a.request.memory) return true;
+  return false;
+}
+
+// What one policy allocated for one resource, in the plot's unit.
+struct PolicyLines {
+  std::vector<double> request;  // per bucket
+  std::vector<double> limit;    // per bucket; memory only, and only where some limit differs from its request
+  std::vector<double> decided;  // per sample, the requests after the starting allocation
+};
+
+std::map<std::string, PolicyLines> policy_lines(const ContainerResult& c, const std::vector<std::string>& policies,
+                                                bool cpu, const TimeAxis& t, std::size_t n) {
+  const double u = unit(cpu);
+  // Every causal policy holds the starting allocation until its first decision takes effect.
+  const double original = (cpu ? c.container.original.cpu : c.container.original.memory) / u;
+  std::map<std::string, PolicyLines> lines;
   for (const std::string& p : policies) {
     const auto it = c.replays.find(p);
     if (it == c.replays.end() || it->second.allocations.size() < n) continue;
     const auto& a = it->second.allocations;
     const auto request = [&](std::size_t i) { return (cpu ? a[i].request.cpu : a[i].request.memory) / u; };
-    requests[p] = bucket_max(starts, n, request);
+    PolicyLines& l = lines[p];
+    l.request = bucket_max(t.starts, n, request);
+    if (!cpu && distinct_memory_limit(it->second))
+      l.limit = bucket_max(t.starts, n, [&](std::size_t i) { return oom_line(a[i]) / u; });
     std::size_t first = 0;
     while (first < n && request(first) == original) ++first;
-    for (std::size_t i = first; i < n; ++i) decided[p].push_back(request(i));
+    for (std::size_t i = first; i < n; ++i) l.decided.push_back(request(i));
   }
+  return lines;
+}
 
-  // The scale holds usage and what the policies decided but their rare spikes (the 99th
-  // percentile) and `static` when it is far above the rest; what is cut off is named.
-  double top = *std::max_element(usage.begin(), usage.end());
-  for (const auto& [p, v] : decided)
-    if (p != "static") top = std::max(top, model::quantile(v, 0.99));
-  if (const auto s = decided.find("static"); s != decided.end()) {
-    const double m = *std::max_element(s->second.begin(), s->second.end());
-    if (m <= 1.5 * top) top = std::max(top, m);
+// The top of the value axis: the usage, the policies' decisions but their rare spikes (the 99th
+// percentile), and the starting allocation when it is not far above the rest, all at most
+// kAxisHeadroom times the usage's peak.
+double axis_top(const std::vector<double>& usage, const std::map<std::string, PolicyLines>& lines, double original) {
+  const double peak = *std::max_element(usage.begin(), usage.end());
+  double wanted = peak;
+  for (const auto& [p, l] : lines) {
+    if (!l.decided.empty()) wanted = std::max(wanted, model::quantile(l.decided, 0.99));
+    if (!l.limit.empty()) wanted = std::max(wanted, model::quantile(l.limit, 0.99));
   }
-  top = nice_ceiling(top * 1.05, 5);
+  if (!lines.empty() && original <= 1.5 * wanted) wanted = std::max(wanted, original);
+  if (peak > 0) wanted = std::min(wanted, kAxisHeadroom * peak);
+  return nice_ceiling(wanted * 1.05, 5);
+}
 
-  const Scale x = svg.x(0, end), y = svg.y(0, top);
-  svg.axes({x, std::string(minutes ? "minutes" : "hours") + " since the execution started", 10, nullptr},
-           {y, std::string(resource_name(cpu)) + " (" + unit_name(cpu) + ")", 5, nullptr});
-  svg.begin_clip();
-  // Phases as bands behind everything.
-  const auto phases = bucket_phase(starts, k.known_phases, n);
+// An upward triangle on the top edge where a line leaves the plot, so that a clipped line does
+// not read as one that stops; one per stretch above the axis (none closer than 10 px).
+void mark_clipped(Svg& svg, const Scale& x, const TimeAxis& t, const std::vector<double>& values, double top,
+                  const std::string& policy, const std::string& what) {
+  const std::string colour = policy_style(policy).colour;
+  double last = -1e9;
+  for (std::size_t b = 0; b < values.size(); ++b) {
+    if (values[b] <= top || (b > 0 && values[b - 1] > top)) continue;
+    double highest = values[b];
+    for (std::size_t e = b; e < values.size() && values[e] > top; ++e) highest = std::max(highest, values[e]);
+    const double p = x(t.xs[b]);
+    if (p - last < 10) continue;
+    last = p;
+    const double y = svg.top();
+    svg.polygon({{p - 5, y + 8}, {p + 5, y + 8}, {p, y}}, Style().fill(colour).stroke("#fff").width(0.8).css("clipped").policy(policy),
+                policy + " " + what + " above the axis from " + readable(t.xs[b]) + " " + t.name() + ": up to " + readable(highest));
+  }
+}
+
+std::string cross(double cx, double cy, double r) {
+  std::string h;
+  for (const double d : {-1.0, 1.0})
+    h += "<line x1=\"" + px(cx - r) + "\" y1=\"" + px(cy - d * r) + "\" x2=\"" + px(cx + r) + "\" y2=\"" + px(cy + d * r) +
+         "\" stroke=\"#c62828\" stroke-width=\"2\"/>";
+  return h;
+}
+
+// A ringed cross on the killed policy's line at the sample of each OOM kill.
+void mark_oom_kills(Svg& svg, const Scale& x, const Scale& y, const TimeAxis& t, const ContainerResult& c,
+                    const std::string& policy, bool cpu) {
+  const auto it = c.replays.find(policy);
+  if (it == c.replays.end()) return;
+  const Replay& r = it->second;
+  const Container& k = c.container;
+  const std::string colour = policy_style(policy).colour;
+  for (const std::size_t i : r.oom_kills) {
+    if (i >= r.allocations.size() || i >= k.usage.size() || i >= k.timestamps.size()) continue;
+    const policy::Allocation& a = r.allocations[i];
+    const double value = (cpu ? a.request.cpu : oom_line(a)) / unit(cpu);
+    const double cx = x(t.at(k.timestamps[i])), cy = std::clamp(y(value), svg.top(), svg.bottom());
+    const std::string title = policy + ": OOM kill at " + readable(t.at(k.timestamps[i])) + " " + t.name() + ", memory " +
+                              readable(k.usage[i].memory / kGiB) + " GiB over its limit " + readable(oom_line(a) / kGiB) + " GiB";
+    svg.raw("<g class=\"oom-kill\" data-policy=\"" + escape(policy) + "\"><title>" + escape(title) + "</title><circle cx=\"" +
+            px(cx) + "\" cy=\"" + px(cy) + "\" r=\"5.5\" fill=\"#fff\" stroke=\"" + colour + "\" stroke-width=\"2\"/>" +
+            cross(cx, cy, 3) + "</g>\n");
+  }
+}
+
+// The execution's phases as bands behind everything.
+void draw_phase_bands(Svg& svg, const Scale& x, const TimeAxis& t, const Container& k, std::size_t n) {
+  const auto phases = bucket_phase(t.starts, k.known_phases, n);
   for (std::size_t b = 0; b < phases.size();) {
     std::size_t e = b + 1;
     while (e < phases.size() && phases[e] == phases[b]) ++e;
     if (phases[b] >= 0) {
-      const double from = xs[b], to = e < xs.size() ? xs[e] : end;
+      const double from = t.xs[b], to = e < t.xs.size() ? t.xs[e] : t.end;
       svg.rect(x(from), svg.top(), x(to) - x(from), svg.bottom() - svg.top(),
                Style().fill(phase_colour(phases[b])).opacity(0.33),
-               "phase " + std::to_string(phases[b]) + ": " + readable(from) + " to " + readable(to) + " " + time_name);
+               "phase " + std::to_string(phases[b]) + ": " + readable(from) + " to " + readable(to) + " " + t.name());
     }
     b = e;
   }
-  svg.path(step_path(xs, end, usage, x, y, true), Style().fill("#5f6b76").stroke("#4a545d").width(0.6).opacity(0.45),
-           "usage");
-  for (const std::string& p : drawing_order(policies)) {
-    const auto it = requests.find(p);
-    if (it == requests.end()) continue;
-    const PolicyStyle s = policy_style(p);
-    svg.path(step_path(xs, end, it->second, x, y, false),
-             Style().stroke(s.colour).width(s.width).opacity(emphasised(p) ? 1 : 0.8).dash(s.dash).policy(p),
-             p + " request");
-  }
-  svg.end_clip();
+}
+
+// What the axis cuts off, in words.
+std::string off_scale(const std::map<std::string, PolicyLines>& lines, const std::vector<std::string>& policies,
+                      double original, double top) {
   std::string off;
-  if (original > top && !requests.empty()) off = "the starting allocation " + readable(original);
+  if (original > top && !lines.empty()) off = "the starting allocation " + readable(original);
   for (const std::string& p : policies) {
-    const auto it = decided.find(p);
-    if (it == decided.end() || it->second.empty()) continue;
-    const double m = *std::max_element(it->second.begin(), it->second.end());
+    const auto it = lines.find(p);
+    if (it == lines.end()) continue;
+    double m = it->second.decided.empty() ? 0 : *std::max_element(it->second.decided.begin(), it->second.decided.end());
+    if (!it->second.limit.empty()) m = std::max(m, *std::max_element(it->second.limit.begin(), it->second.limit.end()));
     if (m > top) off += (off.empty() ? "" : ", ") + p + " up to " + readable(m);
   }
+  return off;
+}
+
+std::string timeline_chart(const ContainerResult& c, const std::vector<std::string>& policies, bool cpu,
+                           const std::string& id) {
+  const Container& k = c.container;
+  const std::size_t n = std::min(k.usage.size(), k.timestamps.size());
+  const std::string title = std::string(resource_name(cpu)) + " of " + k.id;
+  if (n == 0) {
+    Svg svg(id, 1300, 250, 64, 14, 16, 40, title);
+    svg.text(svg.width() / 2, svg.height() / 2, "no samples", "middle", "note");
+    return svg.finish();
+  }
+  const TimeAxis t = time_axis(k, n);
+  const double u = unit(cpu);
+  const auto usage = bucket_max(t.starts, n, [&](std::size_t i) { return (cpu ? k.usage[i].cpu : k.usage[i].memory) / u; });
+  const double original = (cpu ? k.original.cpu : k.original.memory) / u;
+  const auto lines = policy_lines(c, policies, cpu, t, n);
+  const double top = axis_top(usage, lines, original);
+
+  // The axis top goes on the element for tests and tools to read.
+  Svg svg(id, 1300, 250, 64, 14, 16, 40, title, " data-y-max=\"" + printf_string("%.6g", top) + "\"");
+  const Scale x = svg.x(0, t.end), y = svg.y(0, top);
+  svg.axes({x, std::string(t.minutes ? "minutes" : "hours") + " since the execution started", 10, nullptr},
+           {y, std::string(resource_name(cpu)) + " (" + unit_name(cpu) + ")", 5, nullptr});
+  svg.begin_clip();
+  draw_phase_bands(svg, x, t, k, n);
+  svg.path(step_path(t.xs, t.end, usage, x, y, true), Style().fill("#5f6b76").stroke("#4a545d").width(0.6).opacity(0.45),
+           "usage");
+  const auto order = drawing_order(policies);
+  for (const std::string& p : order) {
+    const auto it = lines.find(p);
+    if (it == lines.end() || it->second.limit.empty()) continue;
+    const PolicyStyle s = policy_style(p);
+    svg.path(step_path(t.xs, t.end, it->second.limit, x, y, false),
+             Style().stroke(s.colour).width(1.2).opacity(0.75).dash("1 3").policy(p), p + " memory limit");
+  }
+  for (const std::string& p : order) {
+    const auto it = lines.find(p);
+    if (it == lines.end()) continue;
+    const PolicyStyle s = policy_style(p);
+    svg.path(step_path(t.xs, t.end, it->second.request, x, y, false),
+             Style().stroke(s.colour).width(s.width).opacity(emphasised(p) ? 1 : 0.8).dash(s.dash).policy(p), p + " request");
+  }
+  svg.end_clip();
+  for (const std::string& p : order) {
+    const auto it = lines.find(p);
+    if (it == lines.end()) continue;
+    mark_clipped(svg, x, t, it->second.request, top, p, "request");
+    if (!it->second.limit.empty()) mark_clipped(svg, x, t, it->second.limit, top, p, "memory limit");
+  }
+  for (const std::string& p : order) mark_oom_kills(svg, x, y, t, c, p, cpu);
+  const std::string off = off_scale(lines, policies, original, top);
   if (!off.empty()) svg.text(svg.right() - 4, svg.top() + 12, "off scale: " + off + " " + unit_name(cpu), "end", "note");
   return svg.finish();
+}
+
+// The keys of the time plots beyond the policies: usage, kills, clipping, limits, phases.
+std::string timeline_keys(const Report& r, std::size_t shown, int phases) {
+  bool limits = false;
+  for (std::size_t i = 0; i < shown; ++i)
+    for (const auto& [p, replay] : r.containers[i].replays)
+      if (has(r, p) && distinct_memory_limit(replay)) limits = true;
+  std::string h = "<span class=\"ph\"><i class=\"band\" style=\"background:#5f6b76;opacity:.45\"></i>usage</span>"
+                  "<span class=\"ph\"><span class=\"oomkey\">⊗</span>OOM kill (on the killed policy's line)</span>"
+                  "<span class=\"ph\"><span class=\"clipkey\">▲</span>line above the axis (clipped)</span>";
+  if (limits) h += "<span class=\"ph\"><i class=\"sw\" style=\"border-top:2px dotted #555\"></i>memory limit</span>";
+  return h + phase_legend(phases);
 }
 
 std::string timeline_section(const Report& r, int phases) {
@@ -805,14 +1054,16 @@ std::string timeline_section(const Report& r, int phases) {
   o << "<section>\n<h2>Usage against allocation over time</h2>\n<p>Usage (grey area) and each policy's request in "
     << "force at each sample (lines), with the execution's phases (with the whole trace known) as coloured bands";
   if (r.containers.size() > shown) o << "; the first " << shown << " of " << r.containers.size() << " held-out executions";
-  o << ". Long series keep each bucket's maximum (at most " << kMaxPoints << " points a line). Every causal policy "
-    << "starts from the allocation the execution ran with. Click a policy to hide it.";
+  o << ". Each OOM kill is a ringed cross on the killed policy's line (on the memory plot its memory limit, on the CPU "
+    << "plot its CPU request); a dotted line is a memory limit where it differs from the request. The value axis goes "
+    << "up to at most " << fixed(kAxisHeadroom, 0) << " times the usage's peak, so that usage stays readable: a line "
+    << "above it leaves the plot at a triangle and the plot names how high it goes. Long series keep each bucket's "
+    << "maximum (at most " << kMaxPoints << " points a line). Every causal policy starts from the allocation the "
+    << "execution ran with. Click a policy to hide it.";
   if (r.split && r.folds.size() > 1)
     o << " The bands show the phases of each execution's own fold's model (what <i>oracle</i> was told); each fold "
       << "numbers its phases independently, so a colour means the same phase only within one fold.";
-  o << "</p>\n";
-  o << policy_legend(r.policies, "<span class=\"ph\"><i class=\"band\" style=\"background:#5f6b76;opacity:.45\"></i>usage</span>" +
-                                     phase_legend(phases));
+  o << "</p>\n" << policy_legend(r.policies, timeline_keys(r, shown, phases));
   for (std::size_t i = 0; i < shown; ++i) {
     const ContainerResult& c = r.containers[i];
     o << "<div class=\"container\"><h3>" << escape(c.container.id) << " <span class=\"small\">fold " << c.fold << ", "
@@ -1027,6 +1278,10 @@ svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#333}svg .
 svg .label{font-size:12px;font-weight:600}
 svg .note,svg .label{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 .hidden{display:none}
+.report-notes{background:#fff8e1;border:1px solid #f0d58c;border-radius:6px;padding:6px 14px;margin:10px 0;max-width:1100px}
+.report-notes ul{margin:4px 0;padding-left:20px}
+h2.risk{margin-top:18px}
+.oomkey{color:#c62828;font-size:16px;font-weight:700;margin-right:4px}.clipkey{font-size:11px;margin-right:4px}
 details{margin:10px 0}summary{cursor:pointer;color:#333}
 code{font-size:12.5px}
 )";
@@ -1057,3 +1312,4 @@ std::string report_html(const Report& report) {
 }
 
 }  // namespace phasescale::sim
+

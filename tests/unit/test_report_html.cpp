@@ -56,6 +56,16 @@ Report experiment(std::size_t executions, int folds, std::size_t samples = 120,
   return run_experiment(trace_of(executions, samples), [&](const std::vector<std::size_t>&) { return model; }, o);
 }
 
+// The experiment where every execution starts from (and `static` keeps) `start`.
+Report experiment_from(policy::Amount start, std::vector<std::string> policies, std::size_t executions = 3) {
+  auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
+  ExperimentOptions o;
+  o.policies = std::move(policies);
+  o.static_allocation = start;
+  o.settings.vpa.memory_interval_s = 300;
+  return run_experiment(trace_of(executions), [&](const std::vector<std::size_t>&) { return model; }, o);
+}
+
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
@@ -66,6 +76,47 @@ std::string percent(double share) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * share);
   return buffer;
+}
+
+std::string two_decimals(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", x);
+  return buffer;
+}
+
+// The text of each cell of the table row that starts at `marker`.
+std::vector<std::string> row_cells(const std::string& html, const std::string& marker) {
+  std::vector<std::string> cells;
+  const std::size_t at = html.find(marker);
+  if (at == std::string::npos) return cells;
+  const std::size_t end = html.find("</tr>", at);
+  for (std::size_t td = html.find("<td", at); td < end; td = html.find("<td", td + 1)) {
+    const std::size_t open = html.find('>', td) + 1;
+    cells.push_back(html.substr(open, html.find("</td>", open) - open));
+  }
+  return cells;
+}
+
+// As HTML text: the ids here need only these.
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (const char c : s) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : std::string(1, c);
+  return out;
+}
+
+// The top of the value axis of the plot labelled `label`.
+double axis_max(const std::string& html, const std::string& label) {
+  const std::string key = "aria-label=\"" + escaped(label) + "\" data-y-max=\"";
+  const std::size_t at = html.find(key);
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(html.substr(at + key.size()));
+}
+
+std::size_t kills(const Report& r, const std::string& policy, std::size_t containers) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < containers && i < r.containers.size(); ++i)
+    if (const auto it = r.containers[i].replays.find(policy); it != r.containers[i].replays.end()) n += it->second.oom_kills.size();
+  return n;
 }
 
 }  // namespace
@@ -166,4 +217,101 @@ TEST_CASE("the HTML report copes with missing policies, statistics and data", "[
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
     CHECK(html.find("</html>") != std::string::npos);
   }
+}
+
+TEST_CASE("the HTML report leads with each policy's risk", "[report]") {
+  // Starting at 1.5 GiB, under the busy phases' 3 GiB: `static` is OOM-killed, and the causal
+  // policies until they learn.
+  const Report r = experiment_from({1, 1.5 * GiB}, {"static", "vpa", "window", "krr", "phase", "perfect"}, 4);
+  const std::string html = report_html(r);
+  REQUIRE(r.results.at("static").score.oom_kills > 0);
+
+  // Before the savings tables, and the OOM kills card before the savings cards.
+  const std::size_t risk = html.find("<table class=\"risk\"");
+  REQUIRE(risk != std::string::npos);
+  CHECK(risk < html.find("<table class=\"summary\""));
+  CHECK(risk < html.find("<h2>Trade-off"));
+  CHECK(html.find("OOM kills, phase / vpa") < html.find("less CPU than vpa"));
+  CHECK(html.find("OOM events") == std::string::npos);
+
+  CHECK(occurrences(html, "data-risk=\"") == r.policies.size());
+  for (const std::string& name : r.policies) {
+    INFO(name);
+    const Score& s = r.results.at(name).score;
+    const std::vector<std::string> cells = row_cells(html, "data-risk=\"" + name + "\"");
+    REQUIRE(cells.size() == 10);
+    CHECK(cells[1] == percent(s.jobs_oom_killed_share()));
+    CHECK(cells[2] == std::to_string(s.jobs_oom_killed) + " of " + std::to_string(s.jobs));
+    CHECK(cells[3] == std::to_string(s.oom_kills));
+    CHECK(cells[4] == two_decimals(s.oom_kills_per_job()));
+    CHECK(cells[5] == percent(s.cpu.over_limit_share()));
+    CHECK(cells[6] == percent(s.cpu.fulfilment()));
+    CHECK(cells[7] == two_decimals(s.resizes_per_pod_hour()));
+    if (name != "vpa") CHECK(cells[8] == percent(r.reduction(name, "vpa", "cpu")));
+    if (name != "vpa") CHECK(cells[9] == percent(r.reduction(name, "vpa", "memory")));
+  }
+}
+
+TEST_CASE("every OOM kill is marked on the killed policy's time plots", "[report]") {
+  SECTION("a static allocation under usage is killed") {
+    const Report r = experiment_from({1, 1.5 * GiB}, {"static", "window"});
+    const std::string html = report_html(r);
+    const std::size_t killed = kills(r, "static", 6);
+    REQUIRE(killed > 0);
+    // One marker on the CPU plot and one on the memory plot, each a policy's own.
+    CHECK(occurrences(html, "class=\"oom-kill\"") == 2 * (killed + kills(r, "window", 6)));
+    CHECK(occurrences(html, "class=\"oom-kill\" data-policy=\"static\"") == 2 * killed);
+    CHECK(html.find("OOM kill (on the killed policy") != std::string::npos);
+  }
+  SECTION("an allocation above usage is not") {
+    const Report r = experiment_from({4, 8 * GiB}, {"static"});
+    REQUIRE(kills(r, "static", 6) == 0);
+    CHECK(occurrences(report_html(r), "class=\"oom-kill\"") == 0);
+  }
+}
+
+TEST_CASE("an outlier allocation does not set the time plots' axis", "[report]") {
+  // `static` allocates 1000 times the usage's peak (3 GiB, 1.5 cores).
+  const Report r = experiment_from({1500, 3000 * GiB}, {"static", "window"}, 2);
+  const std::string html = report_html(r);
+  for (const ContainerResult& c : r.containers) {
+    INFO(c.container.id);
+    double cpu = 0, memory = 0;
+    for (const policy::Amount& u : c.container.usage) cpu = std::max(cpu, u.cpu), memory = std::max(memory, u.memory / GiB);
+    const double cpu_top = axis_max(html, "CPU of " + c.container.id);
+    const double memory_top = axis_max(html, "memory of " + c.container.id);
+    CHECK(cpu_top >= cpu);
+    CHECK(cpu_top <= 4 * cpu);
+    CHECK(memory_top >= memory);
+    CHECK(memory_top <= 4 * memory);
+  }
+  // Where static leaves the plot is marked, and how high it goes is said.
+  CHECK(html.find("data-policy=\"static\" class=\"clipped\"") != std::string::npos);
+  CHECK(html.find("off scale: the starting allocation 1") != std::string::npos);
+}
+
+TEST_CASE("the report's notes come first, and skipped policies are not shown", "[report]") {
+  // No allocation columns and no static allocation: `static` is skipped, with a note.
+  model::Trace trace = trace_of(3);
+  trace.columns.resize(2);
+  for (model::Execution& e : trace.executions) e.values.conservativeResize(Eigen::NoChange, 2);
+  auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
+  ExperimentOptions o;
+  o.policies = kPolicies;
+  Report r = run_experiment(trace, [&](const std::vector<std::size_t>&) { return model; }, o);
+  REQUIRE(std::find(r.policies.begin(), r.policies.end(), "static") == r.policies.end());
+  REQUIRE(!r.notes.empty());
+  r.notes.push_back("`krr` is <new>");
+  const std::string html = report_html(r);
+
+  const std::size_t notes = html.find("class=\"report-notes\"");
+  REQUIRE(notes != std::string::npos);
+  CHECK(notes < html.find("<table class=\"risk\""));
+  CHECK(occurrences(html.substr(notes, html.find("</div>", notes) - notes), "<li>") == r.notes.size());
+  CHECK(html.find("<code>krr</code> is &lt;new&gt;") != std::string::npos);
+  CHECK(html.find(r.notes.front().substr(0, r.notes.front().find('`'))) != std::string::npos);
+  CHECK(html.find("data-policy=\"static\"") == std::string::npos);
+  CHECK(html.find("data-risk=\"static\"") == std::string::npos);
+  CHECK(html.find("data-risk=\"krr\"") != std::string::npos);
+  CHECK(html.find("data-policy=\"krr\"") != std::string::npos);
 }
