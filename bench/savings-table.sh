@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The README's savings table from bench/savings.sh's reports: `phase` (the operator's policy)
-# against the VPA, a recent window, KRR and `perfect`, with the risk each took.
+# against the VPA, a recent window, KRR, itself without the model (the ablation) and `perfect`,
+# with the risk each took.
 # Usage: bash bench/savings-table.sh [DIR]   (default out/savings)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-out/savings}
 
-echo "| set | run | resource | phase vs vpa | vs window | vs krr | perfect vs vpa | share of perfect | CPU fulfilment phase / vpa | OOM kills phase / vpa / window / krr | jobs killed phase / vpa | resizes per pod-hour phase / vpa |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| set | run | resource | phase vs vpa | vs window | vs krr | vs phase-no-model | perfect vs vpa | share of perfect | CPU fulfilment phase / vpa | OOM kills phase / vpa / window / krr | jobs killed phase / vpa | resizes per pod-hour phase / vpa |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for report in "$dir"/*.json; do
   name=$(basename "$report" .json)
   set_name=${name%.defaults}
@@ -19,7 +20,7 @@ for report in "$dir"/*.json; do
     | ["cpu", "memory"][] as $r
     | (red("phase"; "vpa"; $r)) as $pv
     | (red("perfect"; "vpa"; $r)) as $perf
-    | [ $set, $run, $r, ($pv | pct), (red("phase"; "window"; $r) | pct), (red("phase"; "krr"; $r) | pct),
+    | [ $set, $run, $r, ($pv | pct), (red("phase"; "window"; $r) | pct), (red("phase"; "krr"; $r) | pct), (red("phase"; "phase-no-model"; $r) | pct),
         ($perf | pct),
         (if $perf != null and $perf > 0 then ($pv / $perf * 100 | round / 100 | tostring) else "-" end),
         (if $r == "cpu" then ((.policies.phase.cpu.fulfilment | pct) + " / " + (.policies.vpa.cpu.fulfilment | pct)) else "" end),
