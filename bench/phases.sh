@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# How well the inferred phases agree with the phases the training programs logged, on the six
+# real PyTorch runs (../shared/data/torch): leave-one-out (each run predicted by a model trained
+# on the other five) and the built-in default model. Run from anywhere after scripts/build.sh;
+# writes out/phases/ (models, predict's reports) and prints one Markdown table.
+# PHASES and SEED set the leave-one-out models' phases and seed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+phasescale=${PHASESCALE_BUILD_DIR:-build}/cli/phasescale
+torch=../shared/data/torch
+out=out/phases
+phases=${PHASES:-6}
+seed=${SEED:-7}
+runs=(dev01-mlp dev02-cnn dev03-gru dev04-transformer dev05-ae dev06-lstm)
+mkdir -p "$out"
+
+others() {  # the traces of every run but $1, comma-separated
+  local run list=()
+  for run in "${runs[@]}"; do [[ $run == "$1" ]] || list+=("$torch/$run.csv"); done
+  (IFS=,; echo "${list[*]}")
+}
+
+agreement() {  # model, run, report file: prints "AMI inferred/h true/h" of the run's row
+  "$phasescale" predict --model "$1" --trace "$torch/$2.csv" \
+    --true-phases "$torch/extra/$2.phases.csv" >"$3"
+  awk -v run="$2" '$1 == run { print $4, $5, $6 }' "$3"
+}
+
+echo "| run | true changes/h | AMI raw, leave-one-out | inferred changes/h, leave-one-out | AMI raw, default model | inferred changes/h, default model |"
+echo "|---|---:|---:|---:|---:|---:|"
+sum_loo=0 sum_default=0
+for run in "${runs[@]}"; do
+  model=$out/loo-$run.model.json
+  "$phasescale" train --trace "$(others "$run")" --phases "$phases" --seed "$seed" \
+    --out "$model" >"$out/loo-$run.train.txt"
+  read -r ami_loo inferred_loo true_h < <(agreement "$model" "$run" "$out/loo-$run.txt")
+  read -r ami_default inferred_default _ < <(agreement default "$run" "$out/default-$run.txt")
+  echo "| $run | $true_h | $ami_loo | $inferred_loo | $ami_default | $inferred_default |"
+  sum_loo=$(awk -v s="$sum_loo" -v a="$ami_loo" 'BEGIN { print s + a }')
+  sum_default=$(awk -v s="$sum_default" -v a="$ami_default" 'BEGIN { print s + a }')
+done
+awk -v l="$sum_loo" -v d="$sum_default" -v n="${#runs[@]}" \
+  'BEGIN { printf "| mean | | %.3f | | %.3f | |\n", l / n, d / n }'
