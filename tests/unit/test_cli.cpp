@@ -5,6 +5,7 @@
 #include <phasescale/model/train.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "fixtures.hpp"
 
@@ -343,4 +344,79 @@ TEST_CASE("a bad command line exits with code 2", "[cli]") {
   CHECK(run_cli(dir, {"predict", "--model", kPretrained, "--trace", kData + "sample.csv"})
             .code == 2);  // neither --out nor --timeline
   CHECK_FALSE(fs::exists(dir / "model.json"));
+}
+
+TEST_CASE("simulate takes a trace without allocation columns; static from flags or skipped", "[cli]") {
+  TempDir dir;
+  const std::string trace = "../shared/data/torch/dev01-mlp.csv";
+  Run plain = run_cli(dir, {"simulate", "--trace", trace, "--json", dir / "plain.json"});
+  REQUIRE(plain.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(read_file(dir / "plain.json"));
+  CHECK_FALSE(report["policies"].contains("static"));
+  CHECK(report["policies"].contains("krr"));
+  CHECK(report["notes"].size() == 1);
+  CHECK(plain.out.find("note: ") != std::string::npos);
+
+  Run fixed = run_cli(dir, {"simulate", "--trace", trace, "--static-cpu", "2", "--static-memory", "4Gi",
+                            "--json", dir / "fixed.json", "--allocations", dir / "allocations.csv"});
+  REQUIRE(fixed.code == 0);
+  const nlohmann::json with_static = nlohmann::json::parse(read_file(dir / "fixed.json"));
+  REQUIRE(with_static["policies"].contains("static"));
+  // 2 cores for the 84 s the run lasts.
+  CHECK(with_static["policies"]["static"]["cpu"]["allocated"].get<double>() == Approx(2 * 84.0).epsilon(0.03));
+  // One row per sample and policy, after the header.
+  const std::size_t samples = with_static["containers"][0]["samples"].get<std::size_t>();
+  CHECK(lines_of(read_file(dir / "allocations.csv")).size() ==
+        1 + samples * with_static["policies"].size());
+
+  Run half = run_cli(dir, {"simulate", "--trace", trace, "--static-cpu", "2", "--json", dir / "half.json"});
+  CHECK(half.code == 2);
+  CHECK(half.err.find("--static-memory") != std::string::npos);
+  Run bad = run_cli(dir, {"simulate", "--trace", trace, "--static-cpu", "2", "--static-memory", "lots",
+                          "--json", dir / "bad.json"});
+  CHECK(bad.code == 2);
+  CHECK_FALSE(fs::exists(dir / "bad.json"));
+}
+
+TEST_CASE("simulate --autoscaler replays a PhaseAutoscaler's settings; the CRD's defaults without", "[cli]") {
+  TempDir dir;
+  const std::string trace = "../shared/data/torch/dev03-gru.csv";
+  auto simulate = [&](const std::vector<std::string>& more, const std::string& out) {
+    std::vector<std::string> args = {"simulate", "--trace", trace, "--policy", "phase", "--static-cpu", "2",
+                                     "--static-memory", "4Gi", "--json", dir / out};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_cli(dir, args);
+  };
+  REQUIRE(simulate({}, "defaults.json").code == 0);
+  const nlohmann::json defaults = nlohmann::json::parse(read_file(dir / "defaults.json"));
+  CHECK(defaults["settings"]["cooldown_seconds"] == 60);
+  CHECK(defaults["settings"]["min_change"] == 0.05);
+
+  const std::string yaml = dir.write("pas.yaml", R"(apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: ml}
+spec:
+  selector: {matchLabels: {app: trainer}}
+  mode: InPlace
+  cooldownSeconds: 0
+  minChange: 0
+  containerPolicies:
+    - {containerName: "*", maxAllowed: {cpu: 1500m}}
+)");
+  REQUIRE(simulate({"--autoscaler", yaml}, "pas.json").code == 0);
+  const nlohmann::json pas = nlohmann::json::parse(read_file(dir / "pas.json"));
+  CHECK(pas["settings"]["cooldown_seconds"] == 0);
+  // No cooldown and no minimum change: more resizes than at the defaults.
+  CHECK(pas["policies"]["phase"]["resizes"].get<int>() > defaults["policies"]["phase"]["resizes"].get<int>());
+  // maxAllowed 1500m: the run uses about 2 cores, so CPU fulfilment collapses under the bound.
+  CHECK(pas["policies"]["phase"]["cpu"]["fulfilment"].get<double>() < 0.5);
+
+  const std::string wrong = dir.write("wrong.yaml", "kind: PhaseAutoscaler\nspec:\n  selector: {}\n  mode: Sometimes\n");
+  Run bad = simulate({"--autoscaler", wrong}, "wrong.json");
+  CHECK(bad.code == 1);
+  CHECK(bad.err.find("mode") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "wrong.json"));
+  const std::string other = dir.write("other.yaml", "kind: Deployment\n");
+  CHECK(simulate({"--autoscaler", other}, "other.json").err.find("no document of kind PhaseAutoscaler") !=
+        std::string::npos);
 }

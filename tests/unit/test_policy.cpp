@@ -19,6 +19,13 @@ using phasescale::testing::GiB;
 using phasescale::testing::MiB;
 using phasescale::testing::two_phase_model;
 
+ActuationOptions actuation(int delay, double min_change) {
+  ActuationOptions o;
+  o.delay = delay;
+  o.min_change = min_change;
+  return o;
+}
+
 Sample at(double t, double cpu, double memory, Amount allocated = {1, GiB}) {
   Sample s;
   s.timestamp = t;
@@ -389,7 +396,7 @@ TEST_CASE("phase policy rejects a model without statistics and unknown quantiles
 
 TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
   const Allocation start = guaranteed({1, GiB});
-  Actuator act(start, {2, 0.05});
+  Actuator act(start, actuation(2, 0.05));
   CHECK(act.advance(0).request.cpu == 1);
   act.decide(guaranteed({2, GiB}));  // after sample 0: in force at sample 2
   CHECK(act.advance(1).request.cpu == 1);
@@ -403,7 +410,7 @@ TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
 }
 
 TEST_CASE("actuator: no resize within the cooldown of the last one, in trace time", "[policy]") {
-  ActuationOptions o{1, 0.05};
+  ActuationOptions o = actuation(1, 0.05);
   o.cooldown_s = 60;
   Actuator act(guaranteed({1, GiB}), o);
   act.advance(0);
@@ -419,7 +426,7 @@ TEST_CASE("actuator: no resize within the cooldown of the last one, in trace tim
 }
 
 TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[policy]") {
-  ActuationOptions o{1, 0.05};
+  ActuationOptions o = actuation(1, 0.05);
   o.cooldown_s = 60;
   Actuator act(guaranteed({1, GiB}), o);
   act.advance(0);
@@ -434,7 +441,7 @@ TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[polic
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
-  ActuationOptions o{1, 0.0};
+  ActuationOptions o = actuation(1, 0.0);
   o.bounds.min_cpu = 0.5;
   o.bounds.max_memory = 4 * GiB;
   // Burstable: the memory limit is twice the request, and keeps that ratio.
@@ -448,7 +455,7 @@ TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "
   CHECK(a.request.memory == 4 * GiB);      // maxAllowed
   CHECK(a.limit.memory == 8 * GiB);
   // RequestsOnly: limits stay, a request never above its limit; uncontrolled CPU stays.
-  ActuationOptions r{1, 0.0};
+  ActuationOptions r = actuation(1, 0.0);
   r.bounds.requests_and_limits = false;
   r.bounds.control_cpu = false;
   Actuator only(burstable, r);
