@@ -35,6 +35,7 @@ check "mode defaults to Recommend" equals minimal .spec.mode Recommend
 check "model defaults to the built-in one" equals minimal .spec.model.name default
 check "CPU quantile defaults to p95" equals minimal .spec.resources.cpu.quantile 0.95
 check "memory quantile defaults to p99" equals minimal .spec.resources.memory.quantile 0.99
+check "the CPU target fulfilment defaults to 95%" equals minimal .spec.resources.cpu.targetFulfilment 0.95
 check "debounce defaults to 2" equals minimal .spec.debounceSamples 2
 check "minChange defaults to 5%" equals minimal .spec.minChange 0.05
 check "the short name works" kubectl get pas minimal
@@ -69,6 +70,12 @@ apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
 metadata: {name: bad-quantile}
 spec: {selector: {}, resources: {cpu: {quantile: 0.8}}}
+YAML
+refused "a CPU target fulfilment of 1 or more" 'spec.resources.cpu.targetFulfilment' <<'YAML'
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: bad-target}
+spec: {selector: {}, resources: {cpu: {targetFulfilment: 1}}}
 YAML
 refused "two models at once" 'exactly one of model.name and model.configMap' <<'YAML'
 apiVersion: phasescale.io/v1alpha1
