@@ -77,11 +77,11 @@ std::string percent(double x) {
 }
 
 void print_table(const sim::Report& r) {
-  std::printf("%-9s %11s %7s %7s %8s %11s %7s %5s %6s %8s %8s\n", "policy", "cpu core-h", "fulfil", "vs vpa",
+  std::printf("%-14s %11s %7s %7s %8s %11s %7s %5s %6s %8s %8s\n", "policy", "cpu core-h", "fulfil", "vs vpa",
               "throttl", "mem GiB-h", "vs vpa", "ooms", "jobs", "resize/h", "unknown");
   for (const std::string& name : r.policies) {
     const sim::Score& s = r.results.at(name).score;
-    std::printf("%-9s %11.2f %7s %7s %8s %11.2f %7s %5zu %6s %8.1f %8zu\n", name.c_str(), s.cpu.allocated / 3600,
+    std::printf("%-14s %11.2f %7s %7s %8s %11.2f %7s %5zu %6s %8.1f %8zu\n", name.c_str(), s.cpu.allocated / 3600,
                 percent(s.cpu.fulfilment()).c_str(), percent(r.reduction(name, "vpa", "cpu")).c_str(),
                 percent(s.cpu.over_limit_share()).c_str(), s.memory.allocated / 3600 / (1024.0 * 1024 * 1024),
                 percent(r.reduction(name, "vpa", "memory")).c_str(), s.oom_kills,
@@ -90,7 +90,8 @@ void print_table(const sim::Report& r) {
   std::size_t held_out = r.containers.size();
   std::printf("%zu held-out executions in %zu fold(s)%s; allocations integrate requests over time; ooms: OOM "
               "kills (memory over the limit), jobs: share of executions with one\n",
-              held_out, r.folds.size(), r.split ? "" : " (no split: scored on the executions it calibrates on)");
+              held_out, r.folds.size(),
+              r.split || r.options.target_fulfilment <= 0 ? "" : " (no split: scored on the executions it calibrates on)");
   for (const std::string& note : r.notes) std::printf("note: %s\n", note.c_str());
 }
 
