@@ -248,8 +248,8 @@ Command add_simulate_command(CLI::App& parent) {
   sim::PolicySettings& s = o.settings;
   CLI::App* app = parent.add_subcommand(
       "simulate",
-      "Replay traces through provisioning policies (static, vpa, vpa-warm, window, krr, phase, oracle, "
-      "perfect) causally and score what each allocates (requests over time) and risks (OOM kills: memory "
+      "Replay traces through provisioning policies (static, vpa, vpa-warm, window, krr, phase, phase-no-model, "
+      "oracle, perfect) causally and score what each allocates (requests over time) and risks (OOM kills: memory "
       "over the limit; CPU throttling and fulfilment; resizes). `phase` runs as a PhaseAutoscaler does: with "
       "--autoscaler FILE its settings, else the CRD's defaults (quantiles, safety margins, CPU target "
       "fulfilment, debounceSamples, minChange, cooldownSeconds in trace time, minAllowed/maxAllowed, "
@@ -277,8 +277,9 @@ Command add_simulate_command(CLI::App& parent) {
       ->type_name("QUANTITY");
   app->add_option("--static-memory", a->static_memory, "The memory likewise (a quantity: 8Gi, 512Mi)")->type_name("QUANTITY");
   app->add_option("--target-fulfilment", o.target_fulfilment,
-                  "Calibrate each policy's safety margins to reach this fulfilment on the training executions, "
-                  "to compare policies at equal risk (default 0: no calibration, each policy's own settings)")
+                  "Calibrate each policy's safety margins on the training executions, to compare policies at equal "
+                  "risk: CPU to this fulfilment, memory to no more OOM kills than the VPA at its defaults (default 0: "
+                  "no calibration, each policy's own settings)")
       ->check(CLI::Range(0.0, 0.999999));
   app->add_option("--train-fraction", o.train_fraction, "Hold out executions: this share trains, the rest is scored")
       ->check(CLI::Range(0.0, 0.999999));
