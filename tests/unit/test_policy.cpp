@@ -97,7 +97,7 @@ TEST_CASE("VPA histogram renormalises past 2^100 without changing relative weigh
   CHECK(h.percentile(0.34) == Approx(b.start(b.find(3.0) + 1)));
 }
 
-TEST_CASE("VPA recommender: p90 of CPU weighted by request, p90 of memory peaks, margin, minimum", "[policy][vpa]") {
+TEST_CASE("VPA recommender: p90 of CPU (every sample weighs the same), p90 of memory peaks, margin, minimum", "[policy][vpa]") {
   VpaOptions o;
   o.memory_interval_s = 60;
   VpaRecommender vpa(o);
