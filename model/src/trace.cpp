@@ -204,19 +204,30 @@ struct Building {
   std::vector<double> values;  // row-major, copied into execution.values at the end
 };
 
-void read_file(const std::string& path, const TraceOptions& options, Trace& trace) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
+using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+File open_file(const std::string& path) {
+  File file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  CsvReader csv(file.get(), path);
+  return file;
+}
 
+// The column names of the first row; `line` is left at that row's line.
+std::vector<std::string> header_row(CsvReader& csv, const std::string& path, std::size_t& line) {
   std::vector<Field> fields;
-  std::size_t line = 0;
   if (!csv.next(fields, line)) throw InputError(path + ": empty file (no header)");
-
   std::vector<std::string> header;
   header.reserve(fields.size());
   for (const auto& f : fields) header.push_back(unescape(f));
+  return header;
+}
+
+void read_file(const std::string& path, const TraceOptions& options, Trace& trace) {
+  const File file = open_file(path);
+  CsvReader csv(file.get(), path);
+  std::size_t line = 0;
+  const std::vector<std::string> header = header_row(csv, path, line);
+  std::vector<Field> fields;
   const auto find = [&](const std::string& name) {
     std::size_t found = header.size();
     for (std::size_t i = 0; i < header.size(); ++i) {
@@ -311,16 +322,10 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
 }  // namespace
 
 std::vector<std::string> read_header(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  const File file = open_file(path);
   CsvReader csv(file.get(), path);
-  std::vector<Field> fields;
   std::size_t line = 0;
-  if (!csv.next(fields, line)) throw InputError(path + ": empty file (no header)");
-  std::vector<std::string> header;
-  for (const auto& f : fields) header.push_back(unescape(f));
-  return header;
+  return header_row(csv, path, line);
 }
 
 Trace read_trace(const std::vector<std::string>& paths, const TraceOptions& options) {
