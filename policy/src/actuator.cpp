@@ -14,6 +14,11 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
          changed(current.request.memory, wanted.request.memory);
 }
 
+bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s, bool oom_since_resize,
+                  bool more_memory) {
+  return last_resize && now < *last_resize + cooldown_s && !(oom_since_resize && more_memory);
+}
+
 Actuator::Actuator(Allocation initial, ActuationOptions options) : options_(options), in_force_(initial) {
   if (options_.delay < 0) throw model::InputError("actuation delay must not be negative");
   if (!(options_.min_change >= 0)) throw model::InputError("minimum change must not be negative");
@@ -36,8 +41,9 @@ void Actuator::decide(const std::optional<Allocation>& wanted, bool oom_killed) 
 void Actuator::apply(const Allocation& wanted, double now) {
   const Allocation next = constrain(in_force_, wanted.request, options_.bounds);
   if (!worth_resizing(in_force_, next, options_.min_change)) return;
-  const bool cooling = last_resize_ && now < *last_resize_ + options_.cooldown_s;
-  if (cooling && !(oom_since_resize_ && next.request.memory > in_force_.request.memory)) return;
+  if (cooling_down(last_resize_, now, options_.cooldown_s, oom_since_resize_,
+                   next.request.memory > in_force_.request.memory))
+    return;
   in_force_ = next;
   last_resize_ = now;
   oom_since_resize_ = false;

@@ -108,7 +108,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     const bool more_memory = std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) {
         return t.worth_resizing && t.wanted.requests.memory.value_or(0) > t.current.requests.memory.value_or(0);
     });
-    if (gate.last_resize && now < *gate.last_resize + cooldown_seconds && !(gate.oom_since_resize && more_memory)) {
+    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.oom_since_resize, more_memory)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
         d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) + " s ago, cooldown " +

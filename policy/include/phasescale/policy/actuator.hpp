@@ -50,4 +50,9 @@ class Actuator {
 // True when `wanted` differs from `current` by more than `min_change` in either request.
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change);
 
+// True while a resize must wait for the cooldown of the last one (unix or trace seconds); a
+// resize that gives more memory after an OOM kill since the last resize does not wait.
+bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s, bool oom_since_resize,
+                  bool more_memory);
+
 }  // namespace phasescale::policy
