@@ -68,7 +68,6 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
   constexpr std::size_t kSeenPerPhase = 64;
   seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
   recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
-  next_phase_ = model.statistics->transition_probabilities();
   if (!options_.oracle && !options_.no_model) stream_.emplace(model);
 }
 
@@ -79,15 +78,20 @@ Amount PhaseRecommender::model_amount(int phase) const {
 }
 
 Amount PhaseRecommender::phase_amount(int phase) const {
-  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-  const bool own_enough = options_.adapt_samples > 0 && seen.size() >= static_cast<std::size_t>(options_.adapt_samples);
+  const std::size_t own = seen_in_phase_[static_cast<std::size_t>(phase)].size();
+  const bool own_enough = options_.adapt_samples > 0 && own >= static_cast<std::size_t>(options_.adapt_samples);
   if (!options_.no_model && !own_enough) return model_amount(phase);
-  std::vector<double> cpu, memory;
-  for (const Amount& a : seen.values()) {
-    cpu.push_back(a.cpu);
-    memory.push_back(a.memory);
-  }
-  return {model::quantile(std::move(cpu), options_.cpu_quantile), model::quantile(std::move(memory), options_.memory_quantile)};
+  return {own_quantile(phase, &Amount::cpu, options_.cpu_quantile).value_or(0),
+          own_quantile(phase, &Amount::memory, options_.memory_quantile).value_or(0)};
+}
+
+// This container's quantile q of one resource in a phase; nothing before it has been there.
+std::optional<double> PhaseRecommender::own_quantile(int phase, double Amount::*resource, double q) const {
+  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+  if (seen.empty()) return std::nullopt;
+  std::vector<double> values;
+  for (const Amount& a : seen.values()) values.push_back(a.*resource);
+  return model::quantile(std::move(values), q);
 }
 
 void PhaseRecommender::enter(int phase) {
@@ -118,7 +122,6 @@ void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
   memory_in_force_ = sample.allocated.memory;
-  latest_time_ = sample.timestamp;
   recent_memory_.push({sample.timestamp, sample.usage.memory});
   adapt(sample);
   follow_phase(sample);
@@ -218,12 +221,18 @@ double PhaseRecommender::upcoming_memory() const {
   const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
   if (static_cast<double>(visit_samples_) + horizon_samples() < phases[static_cast<std::size_t>(from)].visit_samples.p50)
     return 0;
-  const double here = own_memory(*stable_).value_or(latest_usage_.memory);
+  const auto own_memory = [&](Eigen::Index phase) {
+    return own_quantile(static_cast<int>(phase), &Amount::memory, options_.memory_quantile);
+  };
+  const double here = own_memory(from).value_or(latest_usage_.memory);
   const double model_here = statistic(phases[static_cast<std::size_t>(from)].usage[memory_column_], options_.memory_quantile);
+  const model::Matrix& transitions = model_->statistics->transitions;
+  const double visits_from = transitions.row(from).sum();
+  if (visits_from <= 0) return 0;  // no training visit ever left this phase
   double most = 0;
-  for (Eigen::Index to = 0; to < next_phase_.cols(); ++to) {
-    if (to == from || next_phase_(from, to) < options_.likely_next) continue;
-    if (const std::optional<double> seen = own_memory(static_cast<int>(to))) {
+  for (Eigen::Index to = 0; to < transitions.cols(); ++to) {
+    if (to == from || transitions(from, to) < options_.likely_next * visits_from) continue;
+    if (const std::optional<double> seen = own_memory(to)) {
       most = std::max(most, *seen);
     } else if (model_here > 0) {
       const double there = statistic(phases[static_cast<std::size_t>(to)].usage[memory_column_], options_.memory_quantile);
@@ -233,19 +242,10 @@ double PhaseRecommender::upcoming_memory() const {
   return most;
 }
 
-// This container's memory quantile in a phase, once it has been there.
-std::optional<double> PhaseRecommender::own_memory(int phase) const {
-  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-  if (seen.empty()) return std::nullopt;
-  std::vector<double> memory;
-  for (const Amount& a : seen.values()) memory.push_back(a.memory);
-  return model::quantile(std::move(memory), options_.memory_quantile);
-}
-
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
 // horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there), an OOM
-// bump, nor (memory) half the request in force: every recommendation passes here, so no path allocates less than the container uses,
-// whatever the margins.
+// bump, nor (memory) half the request in force: every recommendation passes here, so no path
+// allocates less than the container uses, whatever the margins.
 Allocation PhaseRecommender::provision(Amount want) const {
   auto size = [](double estimate, double latest, double headroom, double margin) {
     return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));

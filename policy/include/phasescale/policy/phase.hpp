@@ -84,7 +84,7 @@ class PhaseRecommender : public Recommender {
   Amount model_amount(int phase) const;
   std::optional<Amount> estimate(const Sample* next);
   double upcoming_memory() const;
-  std::optional<double> own_memory(int phase) const;
+  std::optional<double> own_quantile(int phase, double Amount::*resource, double q) const;
   double projected_memory() const;
   double horizon_samples() const;
   Allocation provision(Amount want) const;
@@ -102,8 +102,6 @@ class PhaseRecommender : public Recommender {
   int candidate_ = -1, candidate_run_ = 0;
   bool unknown_ = true;        // the last sample had no known phase
   std::size_t visit_samples_ = 0;
-  double latest_time_ = 0;  // seconds
-  model::Matrix next_phase_;                   // the model's transition probabilities
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
   double memory_in_force_ = 0;  // the memory request in force at the latest sample
