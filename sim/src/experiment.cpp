@@ -17,6 +17,11 @@ bool has_column(const model::Trace& trace, const std::string& name) {
   return std::find(trace.columns.begin(), trace.columns.end(), name) != trace.columns.end();
 }
 
+// The policies that are a PhaseRecommender.
+bool is_phase_policy(const std::string& name) {
+  return name == "phase" || name == "oracle" || name == "phase-no-model";
+}
+
 }  // namespace
 
 Container make_container(const model::Trace& trace, const model::Execution& e,
@@ -47,7 +52,7 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
 
 policy::Margins PolicySettings::default_margins(const std::string& policy) const {
   if (policy == "vpa" || policy == "vpa-warm") return vpa.margins;
-  if (policy == "phase" || policy == "oracle" || policy == "phase-no-model") return phase.margins;
+  if (is_phase_policy(policy)) return phase.margins;
   return {};
 }
 
@@ -92,7 +97,7 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(const std::string& name
     o.margins = margins;
     return std::make_unique<policy::WindowRecommender>(o);
   }
-  if (name == "phase" || name == "oracle" || name == "phase-no-model") {
+  if (is_phase_policy(name)) {
     policy::PhaseOptions o = settings_.phase;
     o.margins = margins;
     o.oracle = name == "oracle";
@@ -105,7 +110,9 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(const std::string& name
     return std::make_unique<policy::KrrRecommender>(o);
   }
   if (name == "perfect") return std::make_unique<policy::PerfectRecommender>(margins);
-  throw model::InputError("unknown policy \"" + name + "\" (known: static, vpa, vpa-warm, window, krr, phase, phase-no-model, oracle, perfect)");
+  std::string known;
+  for (const std::string& p : kPolicies) known += (known.empty() ? "" : ", ") + p;
+  throw model::InputError("unknown policy \"" + name + "\" (known: " + known + ")");
 }
 
 namespace {

@@ -7,6 +7,9 @@ namespace {
 
 using nlohmann::json;
 
+// The policies every other is compared with.
+constexpr const char* kBaselines[] = {"vpa", "vpa-warm", "window", "krr"};
+
 // NaN (an undefined ratio) becomes null.
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
@@ -54,7 +57,7 @@ json report_json(const Report& r) {
     j["memory"]["margin"] = memory_margin;
     j["margins_per_fold"] = per_fold;
     json reduction = json::object();
-    for (const char* baseline : {"vpa", "vpa-warm", "window", "krr"}) {
+    for (const char* baseline : kBaselines) {
       if (r.results.count(baseline) == 0) continue;
       reduction[baseline] = {{"cpu", number(r.reduction(name, baseline, "cpu"))},
                              {"memory", number(r.reduction(name, baseline, "memory"))}};
@@ -77,7 +80,7 @@ json report_json(const Report& r) {
       json j = score_json(replay.score);
       j["oom_kill_samples"] = replay.oom_kills;
       j["reduction"] = json::object();
-      for (const char* baseline : {"vpa", "vpa-warm", "window", "krr"}) {
+      for (const char* baseline : kBaselines) {
         const auto base = c.replays.find(baseline);
         if (base == c.replays.end()) continue;
         j["reduction"][baseline] = {
