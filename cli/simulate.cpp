@@ -165,11 +165,12 @@ void write_allocations(const sim::Report& r, std::FILE* out) {
   }
 }
 
-// Whether every trace file has the column (the allocation columns are optional).
-bool every_file_has(const std::vector<std::string>& files, const std::string& column) {
+// Whether every trace file has all the columns (the allocation columns are optional).
+bool every_file_has(const std::vector<std::string>& files, const std::vector<std::string>& columns) {
   for (const std::string& f : files) {
     const std::vector<std::string> header = model::read_header(f);
-    if (std::find(header.begin(), header.end(), column) == header.end()) return false;
+    for (const std::string& c : columns)
+      if (std::find(header.begin(), header.end(), c) == header.end()) return false;
   }
   return true;
 }
@@ -191,8 +192,8 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
   if (!train_per_fold) fixed = std::make_shared<const model::PhaseModel>(model::resolve_model(a.model.empty() ? "default" : a.model));
 
   std::vector<std::string> columns = {o.columns.cpu, o.columns.memory};
-  if (every_file_has(a.traces, o.columns.static_cpu) && every_file_has(a.traces, o.columns.static_memory))
-    add_unique(columns, {o.columns.static_cpu, o.columns.static_memory});
+  const std::vector<std::string> allocation = {o.columns.static_cpu, o.columns.static_memory};
+  if (every_file_has(a.traces, allocation)) add_unique(columns, allocation);
   if (fixed) {
     add_unique(columns, fixed->features);
   } else {
