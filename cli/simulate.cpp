@@ -7,6 +7,7 @@
 #include <phasescale/model/train.hpp>
 #include <phasescale/sim/experiment.hpp>
 #include <phasescale/sim/report.hpp>
+#include <phasescale/control/decision.hpp>
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
@@ -128,15 +129,7 @@ void apply_autoscaler(const control::AutoscalerSpec& spec, const CLI::App& app, 
   unless_given("--min-change", s.actuation.min_change, spec.min_change);
   unless_given("--cooldown", s.actuation.cooldown_s, static_cast<double>(spec.cooldown_seconds));
   unless_given("--horizon", p.horizon_s, s.actuation.cooldown_s);  // as phase_options() does for the operator
-  const control::ContainerPolicy c = spec.policy_for("*");
-  policy::ContainerBounds& b = s.actuation.bounds;
-  b.min_cpu = c.min_allowed.cpu;
-  b.min_memory = c.min_allowed.memory;
-  b.max_cpu = c.max_allowed.cpu;
-  b.max_memory = c.max_allowed.memory;
-  b.control_cpu = c.enabled && c.control_cpu;
-  b.control_memory = c.enabled && c.control_memory;
-  b.requests_and_limits = c.requests_and_limits;
+  s.actuation.bounds = control::container_bounds(spec.policy_for("*"));
 }
 
 std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {

@@ -57,22 +57,34 @@ bool ContainerTarget::memory_changed() const {
     return wanted.requests.memory != current.requests.memory || wanted.limits.memory != current.limits.memory;
 }
 
+policy::ContainerBounds container_bounds(const ContainerPolicy& policy) {
+    policy::ContainerBounds b;
+    b.min_cpu = policy.min_allowed.cpu;
+    b.min_memory = policy.min_allowed.memory;
+    b.max_cpu = policy.max_allowed.cpu;
+    b.max_memory = policy.max_allowed.memory;
+    b.control_cpu = policy.enabled && policy.control_cpu;
+    b.control_memory = policy.enabled && policy.control_memory;
+    b.requests_and_limits = policy.requests_and_limits;
+    return b;
+}
+
 ContainerTarget target_for(const ContainerResources& current, const policy::Allocation& rec,
                            const ContainerPolicy& policy, double min_change) {
+    const policy::ContainerBounds b = container_bounds(policy);
     ContainerTarget t;
     t.name = current.name;
     t.current = current;
     t.wanted = current;
-    t.cpu_controlled = policy.enabled && policy.control_cpu;
-    t.memory_controlled = policy.enabled && policy.control_memory;
-    t.limits_controlled = policy.requests_and_limits;
+    t.cpu_controlled = b.control_cpu;
+    t.memory_controlled = b.control_memory;
+    t.limits_controlled = b.requests_and_limits;
     if (t.cpu_controlled)
-        size(rec.request.cpu, policy.min_allowed.cpu, policy.max_allowed.cpu, &round_cpu, t.limits_controlled,
-             current.requests.cpu, current.limits.cpu, t.wanted.requests.cpu, t.wanted.limits.cpu);
+        size(rec.request.cpu, b.min_cpu, b.max_cpu, &round_cpu, t.limits_controlled, current.requests.cpu,
+             current.limits.cpu, t.wanted.requests.cpu, t.wanted.limits.cpu);
     if (t.memory_controlled)
-        size(rec.request.memory, policy.min_allowed.memory, policy.max_allowed.memory, &round_memory,
-             t.limits_controlled, current.requests.memory, current.limits.memory, t.wanted.requests.memory,
-             t.wanted.limits.memory);
+        size(rec.request.memory, b.min_memory, b.max_memory, &round_memory, t.limits_controlled,
+             current.requests.memory, current.limits.memory, t.wanted.requests.memory, t.wanted.limits.memory);
     t.worth_resizing = (t.cpu_changed() || t.memory_changed()) &&
                        policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
     return t;

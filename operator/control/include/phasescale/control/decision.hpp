@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 #include <phasescale/kube/time.hpp>
+#include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
 
 #include "phasescale/control/pod.hpp"
@@ -34,6 +35,9 @@ struct ContainerTarget {
     bool cpu_changed() const;
     bool memory_changed() const;
 };
+
+// A container policy's bounds and controlled values, as policy::constrain applies them.
+policy::ContainerBounds container_bounds(const ContainerPolicy& policy);
 
 // Clamps `recommendation` to the policy's bounds and keeps the uncontrolled resources and
 // values as they are. With RequestsAndLimits a limit keeps its ratio to the request (limits
