@@ -57,6 +57,25 @@ start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { echo "FAIL: Prom
 # The cluster side: CRD, namespaces, Guaranteed pods on KWOK nodes, PhaseAutoscalers.
 kubectl apply -f "$root/crds/" > /dev/null
 kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+# The PhaseAutoscaler of the trainers: namespace, mode, cooldown seconds. The replay below gets
+# the same one, its cooldown in trace time.
+trainers_autoscaler() {
+    cat <<YAML
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: $1}
+spec:
+  selector: {matchLabels: {app: train}}
+  mode: "$2"
+  cooldownSeconds: $3
+  minChange: 0.05
+  # KWOK never OOM-kills, a replay does (and reacts): enough memory margin that the replay has no
+  # kill in the compared window, so that both sides decide from the same history.
+  resources: {memory: {safetyMargin: 0.5}}
+  containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
+YAML
+}
 for i in 0 1 2; do
     ns=${namespaces[$i]}
     kubectl create namespace "$ns" > /dev/null
@@ -75,21 +94,7 @@ spec:
         limits: {cpu: "2", memory: 4Gi}
 YAML
     done
-    kubectl apply -f - > /dev/null <<YAML
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: $ns}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: "${modes[$i]}"
-  cooldownSeconds: 3
-  minChange: 0.05
-  # KWOK never OOM-kills, a replay does (and reacts): enough memory margin that the replay has no
-  # kill in the compared window, so that both sides decide from the same history.
-  resources: {memory: {safetyMargin: 0.5}}
-  containerPolicies:
-    - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
-YAML
+    trainers_autoscaler "$ns" "${modes[$i]}" 3 | kubectl apply -f - > /dev/null
 done
 # A pod whose containers must restart to resize: never resized, reported instead.
 kubectl create namespace e2e-blocked > /dev/null
@@ -383,19 +388,7 @@ awk -F, -v OFS=, -v d="$trim_from" 'NR == 1 { print; next } !($2 in f) { f[$2] =
     "$work/trace.csv" > "$work/trace-from-operator.csv"
 # The same PhaseAutoscaler for the replay, its cooldown in trace time (the replay runs SPEED
 # trace seconds per wall second).
-cat > "$work/autoscaler.yaml" <<YAML
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: e2e-inplace}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: InPlace
-  cooldownSeconds: $((3 * speed))
-  minChange: 0.05
-  resources: {memory: {safetyMargin: 0.5}}
-  containerPolicies:
-    - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
-YAML
+trainers_autoscaler e2e-inplace InPlace $((3 * speed)) > "$work/autoscaler.yaml"
 "$cli" simulate --trace "$work/trace-from-operator.csv" --policy phase --autoscaler "$work/autoscaler.yaml" \
     --json "$work/simulate.json" --allocations "$work/simulate-allocations.csv" > /dev/null
 awk -F, -v OFS=, 'NR == 1 { print "id,index,timestamp,cpu,memory"; next } { print $2, $3, $4, $5, $6 }' \
