@@ -122,6 +122,8 @@ void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
   latest_usage_ = sample.usage;
   memory_in_force_ = sample.allocated.memory;
+  if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
+    earlier_peak_memory_ = std::max(earlier_peak_memory_, recent_memory_.values().front().second);
   recent_memory_.push({sample.timestamp, sample.usage.memory});
   adapt(sample);
   follow_phase(sample);
@@ -267,15 +269,16 @@ double PhaseRecommender::horizon_samples() const {
 }
 
 // The latest memory usage, plus its recent growth carried over the horizon, but never further
-// than the growth was seen for (a jump between two samples is not a trend to extrapolate).
+// than the growth was seen for (a jump between two samples is not a trend to extrapolate). Only
+// growth beyond what the container used before counts: climbing back after a dip is not a trend.
 double PhaseRecommender::projected_memory() const {
   const double latest = latest_usage_.memory;
   if (options_.horizon_s <= 0 || recent_memory_.size() < 2) return latest;
   const std::vector<std::pair<double, double>> recent = recent_memory_.values();
   const double span = recent.back().first - recent.front().first;
   if (span <= 0) return latest;
-  const double slope = (recent.back().second - recent.front().second) / span;
-  return latest + std::max(0.0, slope) * std::min(options_.horizon_s, span);
+  const double growth = recent.back().second - std::max(recent.front().second, earlier_peak_memory_);
+  return latest + std::max(0.0, growth) / span * std::min(options_.horizon_s, span);
 }
 
 }  // namespace phasescale::policy

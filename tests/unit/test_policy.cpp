@@ -308,6 +308,28 @@ TEST_CASE("phase: growing memory is provisioned over the horizon, never further 
   CHECK(f2(0.5, 0.50 * GiB)->request.memory == Approx(0.50 * GiB));
 }
 
+TEST_CASE("phase: memory climbing back after a dip is not projected as growth", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.margins = {0, 0};
+  o.horizon_s = 60;
+  o.trend_samples = 3;
+  o.adapt_samples = 1;
+  o.likely_next = 1.1;  // no look-ahead to the next phases here
+  o.memory_keep = 0;
+  PhaseRecommender r(m, o);
+  Feed feed{r};  // samples 15 s apart
+  for (int i = 0; i < 4; ++i) feed(0.5, 0.50 * GiB);
+  feed(0.5, 0.30 * GiB);  // a dip (a worker restarting), then back to where it was
+  feed(0.5, 0.45 * GiB);
+  const std::optional<Allocation> back = feed(0.5, 0.50 * GiB);
+  // No new growth: the container's own p99 in the phase (0.5 GiB), nothing projected above it.
+  CHECK(back->request.memory == Approx(0.50 * GiB));
+  // Growth past the earlier peak counts again: 0.55 - max(0.45, 0.5) over 30 s, doubled by the
+  // 60 s horizon but never further than the 30 s it was seen for.
+  CHECK(feed(0.5, 0.55 * GiB)->request.memory == Approx(0.60 * GiB));
+}
+
 TEST_CASE("phase: memory looks ahead to the likely next phase before the visit may end", "[policy][phase]") {
   // Phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1 (4 GiB).
   const model::PhaseModel m = two_phase_model();

@@ -106,6 +106,7 @@ class PhaseRecommender : public Recommender {
   Amount latest_usage_;
   double memory_in_force_ = 0;  // the memory request in force at the latest sample
   Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
+  double earlier_peak_memory_ = 0;  // the most memory used before those samples
   // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
   std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
