@@ -223,6 +223,8 @@ int main(int argc, char** argv) {
     std::string kubeconfig, context, prometheus_url, token_file, tick_text = "15s", scrape_text = "15s";
     std::string namespaces_text, lease_namespace, lease_name = "phasescale-operator";
     std::string metrics_addr = "127.0.0.1:8080", log_level = "info", prometheus_timeout_text = "10s";
+    std::string prometheus_ca_file, allowed_prometheus_text;
+    bool allow_http_kube = false;
     bool leader_elect = false;
     bool capacity_loans = false;
     double kube_qps = 50;
@@ -237,9 +239,16 @@ int main(int argc, char** argv) {
     app.add_option("--prometheus-token-file", token_file, "file holding a bearer token for Prometheus (re-read when it changes)");
     app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query")->capture_default_str();
     app.add_option("--tick", tick_text, "time between two reconcile passes (e.g. 15s, 500ms, 1m)")->capture_default_str();
+    app.add_option("--prometheus-ca-file", prometheus_ca_file,
+                   "PEM file of CAs that Prometheus' certificate may chain to, besides the system's (a private CA)");
+    app.add_option("--prometheus-allowed-urls", allowed_prometheus_text,
+                   "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
+                   "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
     app.add_option("--scrape-interval", scrape_text, "Prometheus' scrape interval, for the rate() window")->capture_default_str();
     app.add_option("--kube-qps", kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_flag("--allow-insecure-kube-http", allow_http_kube,
+                 "accept an http:// Kubernetes API server (its token would travel in clear; tests only)");
     app.add_option("--kube-burst", kube_burst, "Kubernetes API requests allowed in a burst above --kube-qps")
         ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--write-workers", write_workers,
@@ -288,6 +297,7 @@ int main(int argc, char** argv) {
                                                  : kube::Config::from_kubeconfig(std::filesystem::path(kubeconfig), context);
         config.qps = kube_qps;
         config.burst = kube_burst;
+        config.allow_http = allow_http_kube;
         kube::Client kube_client(config);
         Metrics metrics;
 
@@ -296,6 +306,7 @@ int main(int argc, char** argv) {
         prom_config.bearer_token_file = token_file;
         prom_config.timeout = *prom_timeout;
         prom_config.user_agent = "phasescale-operator";
+        prom_config.ca_file = prometheus_ca_file;
         prom_config.observer = [&metrics](const prom::RequestRecord& r) {
             const std::string endpoint(r.endpoint);
             metrics.prom_latency.Add({{"endpoint", endpoint}}, Metrics::latency_buckets()).Observe(r.latency.count());
@@ -307,6 +318,7 @@ int main(int argc, char** argv) {
         options.namespaces = split(namespaces_text, ',');
         options.tick = *tick;
         options.scrape_interval = *scrape;
+        options.allowed_prometheus_urls = split(allowed_prometheus_text, ',');
         options.prometheus_timeout = *prom_timeout;
         options.write_workers = write_workers;
         control::ReconcilerHooks hooks;
@@ -399,7 +411,7 @@ int main(int argc, char** argv) {
             metrics.leader.Set(1);
         }
 
-        logger.log("info", "starting", {{"kube", config.source}, {"prometheus", prometheus_url},
+        logger.log("info", "starting", {{"kube", config.source}, {"prometheus", prom::redact_url(prometheus_url)},
                                         {"tick_ms", tick->count()}, {"namespaces", options.namespaces},
                                         {"leader_elect", leader_elect}, {"metrics_addr", metrics_addr}});
         reconciler.start();

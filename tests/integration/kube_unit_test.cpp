@@ -277,6 +277,14 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         cfg.server = "ftp://x";
         CHECK_THAT(error_of([&] { kube::Client client(cfg); }), Catch::Contains("must be an https:// URL"));
     }
+    SECTION("an http:// server, unless allowed: the token would travel in clear") {
+        kube::Config cfg;
+        cfg.server = "http://127.0.0.1:1";
+        CHECK_THAT(error_of([&] { kube::Client client(cfg); }),
+                   Catch::Contains("must be an https:// URL") && Catch::Contains("--allow-insecure-kube-http"));
+        cfg.allow_http = true;
+        CHECK_NOTHROW(kube::Client(cfg));
+    }
 }
 
 TEST_CASE("in-cluster configuration", "[unit][kube][config]") {
@@ -393,6 +401,7 @@ namespace {
 kube::Config local_config(const FakeHttpServer& server) {
     kube::Config cfg;
     cfg.server = server.url();
+    cfg.allow_http = true;  // the fake server speaks plain HTTP
     cfg.token = "secret";
     cfg.retry_backoff_initial = std::chrono::milliseconds(10);
     cfg.retry_backoff_max = std::chrono::milliseconds(50);
@@ -453,6 +462,7 @@ TEST_CASE("client: reads are retried on 5xx and writes are not but 429 is retrie
 TEST_CASE("client: transport errors name the server and a stop token cancels", "[unit][kube]") {
     kube::Config cfg;
     cfg.server = "http://127.0.0.1:" + std::to_string(kube_test::free_port());
+    cfg.allow_http = true;
     cfg.max_retries = 1;
     cfg.retry_backoff_initial = std::chrono::milliseconds(10);
     kube::Client client(cfg);
@@ -466,6 +476,7 @@ TEST_CASE("client: transport errors name the server and a stop token cancels", "
     });
     kube::Config scfg;
     scfg.server = silent.url();
+    scfg.allow_http = true;
     kube::Client slow(scfg);
     std::stop_source stop;
     std::thread canceller([&] {

@@ -9,6 +9,7 @@
 #include <phasescale/control/decision.hpp>
 #include <phasescale/control/pod.hpp>
 #include <phasescale/control/quantity.hpp>
+#include <phasescale/control/reconciler.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
 #include <phasescale/kube/events.hpp>
@@ -546,4 +547,13 @@ TEST_CASE("the recommendation annotation is rewritten only when it moved beyond 
     CHECK(recommendation_moved(annotated, targets_for(1.5, 2.5 * GiB), 0.05));
     CHECK(recommendation_moved(annotated, {targets_for(1.5, 3 * GiB)[0]}, 0.05));  // a container less
     CHECK(recommendation_moved("not json", targets_for(1.5, 3 * GiB), 0.05));
+}
+
+TEST_CASE("only allowed Prometheus servers get the operator's credentials", "[unit][control]") {
+    const std::string own = "http://prometheus.monitoring:9090";
+    CHECK(prometheus_allowed("", own, {}));  // the operator's own
+    CHECK(prometheus_allowed("http://prometheus.monitoring:9090/", own, {}));
+    CHECK_FALSE(prometheus_allowed("http://attacker.example:9090", own, {}));
+    CHECK(prometheus_allowed("http://team-b-prom:9090", own, {"http://team-b-prom:9090/"}));
+    CHECK_FALSE(prometheus_allowed("http://team-b-prom:9090/other", own, {"http://team-b-prom:9090"}));
 }

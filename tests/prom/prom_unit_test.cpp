@@ -380,3 +380,27 @@ TEST_CASE("pod label selectors become kube_pod_labels matchers", "[unit]") {
     CHECK(select_pods(FeatureQueries(), {}).render(std::string(kMemoryFeature), "ml", 60s) ==
           FeatureQueries().render(std::string(kMemoryFeature), "ml", 60s));
 }
+
+TEST_CASE("redact_url hides credentials, and only them", "[unit]") {
+    CHECK(redact_url("https://user:pass@prom:9090/api") == "https://***@prom:9090/api");
+    CHECK(redact_url("http://token@prom:9090") == "http://***@prom:9090");
+    CHECK(redact_url("http://prom:9090/x?to=a@b") == "http://prom:9090/x?to=a@b");  // '@' after the host
+    CHECK(redact_url("http://prom:9090") == "http://prom:9090");
+    QueryError e("up", "https://u:secret@prom", 500, "internal", "boom");
+    CHECK_THAT(std::string(e.what()), !Contains("secret") && Contains("***@prom"));
+}
+
+TEST_CASE("describe_without_reply never repeats the reply's text", "[unit]") {
+    // A server that answers with whatever it likes: its words must not reach a status or an
+    // Event, nor its errorType if it is not one Prometheus uses.
+    QueryError body = query_error_of("<html>the operator's token is ...</html>", 502);
+    const std::string b = describe_without_reply(body);
+    CHECK_THAT(b, Contains("HTTP 502") && Contains("query: up") && !Contains("token"));
+    CHECK_THAT(body.error_message(), Contains("token"));  // still there for a debug log
+    QueryError api = query_error_of(R"({"status":"error","errorType":"bad_data","error":"secret words"})", 400);
+    CHECK_THAT(describe_without_reply(api), Contains("HTTP 400 bad_data") && !Contains("secret words"));
+    QueryError odd = query_error_of(R"({"status":"error","errorType":"Look Here!","error":"x"})", 400);
+    CHECK_THAT(describe_without_reply(odd), !Contains("Look Here!") && Contains("unrecognised errorType"));
+    const std::runtime_error plain("connection refused");
+    CHECK(describe_without_reply(plain) == "connection refused");
+}

@@ -168,6 +168,15 @@ auto Reconciler::api(const char* verb, F&& f) -> decltype(f()) {
     }
 }
 
+bool prometheus_allowed(const std::string& url, const std::string& own, const std::vector<std::string>& allowed) {
+    auto bare = [](std::string u) {
+        while (!u.empty() && u.back() == '/') u.pop_back();
+        return u;
+    };
+    if (url.empty() || bare(url) == bare(own)) return true;
+    return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return bare(a) == bare(url); });
+}
+
 prom::Client& Reconciler::prom_for(const std::string& url) {
     auto it = prom_clients_.find(url);
     if (it != prom_clients_.end()) return *it->second;
@@ -360,12 +369,18 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
             std::vector<const json*> pods;
             std::string metrics_error;
             std::vector<std::string> vpa_pods;  // selected, but a VerticalPodAutoscaler acts on them
+            std::string refused;  // why the operator does not serve the spec although it is valid
         };
         std::vector<Work> work;
         std::set<std::string> claimed;
         for (const json* a : list) {
-            Work w{a, ns + "/" + str(*a, "metadata", "name"), generation_of(*a), parse_spec(*a), {}, {}, {}, {}};
-            if (w.parsed.ok()) {
+            Work w{a, ns + "/" + str(*a, "metadata", "name"), generation_of(*a), parse_spec(*a), {}, {}, {}, {}, {}};
+            if (w.parsed.ok() &&
+                !prometheus_allowed(w.parsed.spec.prometheus_url, prom_config_.url, options_.allowed_prometheus_urls))
+                w.refused = "spec.prometheus.url " + prom::redact_url(w.parsed.spec.prometheus_url) +
+                            " is not a Prometheus the operator may send its credentials to (the installer allows "
+                            "more with --prometheus-allowed-urls, chart value prometheus.allowedUrls)";
+            if (w.parsed.ok() && w.refused.empty()) {
                 w.model = load_model(ns, w.parsed.spec.model);
                 const std::vector<json>& vpa_list = vpas(ns, now);
                 for (const json* p : pods_by_ns[ns]) {
@@ -408,8 +423,10 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                 s.failures.push_back({"*", ns, e.what(), false});
                 snapshots[url] = s;
             }
-            for (const auto& f : snapshots[url].failures)
+            for (const auto& f : snapshots[url].failures) {
                 log("warning", "Prometheus query failed", {{"namespace", ns}, {"feature", f.feature}, {"error", f.message}});
+                if (!f.reply.empty()) log("debug", "Prometheus' reply", {{"namespace", ns}, {"feature", f.feature}, {"reply", f.reply}});
+            }
         }
 
         // Range queries for restarted trackers, at most once per Prometheus and namespace per tick.
@@ -426,7 +443,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                     h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step);
                     summary.prometheus_queries += h->queries;
                 } catch (const std::exception& e) {
-                    log("warning", "history query failed", {{"namespace", ns}, {"error", e.what()}});
+                    log("warning", "history query failed", {{"namespace", ns}, {"error", prom::describe_without_reply(e)}});
                 }
                 it = histories.emplace(url, std::move(h)).first;
             }
@@ -628,6 +645,8 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                 set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
                 set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
             } else if (!w.model.model || !w.model.error.empty()) {
+            } else if (!w.refused.empty()) {
+                set_condition(state, "Ready", false, "PrometheusNotAllowed", w.refused, now, gen);
                 set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
                 set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
             } else {

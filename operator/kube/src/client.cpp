@@ -190,8 +190,9 @@ struct Client::Impl {
         } catch (const std::exception& e) {
             throw ConfigError(what + ": server \"" + config.server + "\" is not a URL: " + e.what());
         }
-        if (uri.scheme() != "https" && uri.scheme() != "http") {
-            throw ConfigError(what + ": server \"" + config.server + "\" must be an https:// URL");
+        if (uri.scheme() != "https" && !(uri.scheme() == "http" && config.allow_http)) {
+            throw ConfigError(what + ": server \"" + config.server + "\" must be an https:// URL" +
+                              (uri.scheme() == "http" ? " (http:// only with allow_http, --allow-insecure-kube-http)" : ""));
         }
         if (uri.host().empty()) throw ConfigError(what + ": server \"" + config.server + "\" has no host");
         https = uri.scheme() == "https";

@@ -150,10 +150,10 @@ struct Client::Impl {
         try {
             uri = web::uri(config.url);
         } catch (const std::exception& e) {
-            throw ConfigError("Prometheus URL \"" + config.url + "\" is not a URL: " + e.what());
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" is not a URL");
         }
         if (uri.scheme() != "http" && uri.scheme() != "https") {
-            throw ConfigError("Prometheus URL \"" + config.url + "\" must start with http:// or https://");
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" must start with http:// or https://");
         }
         if (uri.host().empty()) throw ConfigError("Prometheus URL \"" + config.url + "\" has no host");
         if (!uri.query().empty() || !uri.fragment().empty()) {

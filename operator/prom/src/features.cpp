@@ -29,9 +29,12 @@ std::optional<ContainerKey> key_of(const Labels& metric) {
 }
 
 FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns, const std::exception& e) {
-    FeatureQueryFailure f{feature, ns, e.what(), false};
+    FeatureQueryFailure f{feature, ns, describe_without_reply(e), false, {}};
     if (const auto* te = dynamic_cast<const TransportError*>(&e)) f.timed_out = te->timed_out();
-    if (const auto* qe = dynamic_cast<const QueryError*>(&e)) f.timed_out = qe->error_type() == "timeout";
+    if (const auto* qe = dynamic_cast<const QueryError*>(&e)) {
+        f.timed_out = qe->error_type() == "timeout";
+        f.reply = qe->error_message();
+    }
     return f;
 }
 

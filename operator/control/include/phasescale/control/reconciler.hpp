@@ -46,7 +46,14 @@ struct ReconcilerOptions {
     std::chrono::milliseconds prometheus_timeout{10000};
     // Threads sending the API writes (the client's QPS and burst limit them too).
     std::size_t write_workers = 8;
+    // Prometheus servers a spec's prometheus.url may name, besides the operator's own: the
+    // operator sends its credentials to them. A spec naming another is not Ready.
+    std::vector<std::string> allowed_prometheus_urls;
 };
+
+// Whether a spec's prometheus.url ("" is the operator's own) is one the installer allowed. URLs
+// compare without trailing slashes.
+bool prometheus_allowed(const std::string& url, const std::string& own, const std::vector<std::string>& allowed);
 
 // Optional callbacks, for the operator's own metrics and logs. Called on the tick's thread, but
 // api_request, which the write workers call too.

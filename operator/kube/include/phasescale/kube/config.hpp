@@ -11,8 +11,10 @@
 namespace phasescale::kube {
 
 struct Config {
-    // https://host:port (a path prefix is allowed). Plain http only for tests of our own.
+    // https://host:port (a path prefix is allowed). Plain http only with allow_http (tests of
+    // our own): the token would travel in clear.
     std::string server;
+    bool allow_http = false;
 
     // PEM certificates the server's certificate must chain to. Empty: the system trust store.
     std::string ca_pem;

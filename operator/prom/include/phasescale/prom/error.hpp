@@ -1,8 +1,10 @@
 // Errors of the Prometheus client. Every error names the query it belongs to and the server.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace phasescale::prom {
 
@@ -55,5 +57,14 @@ private:
     std::string error_type_;
     std::string error_message_;
 };
+
+// The URL with any user:password@ (or token@) part replaced by "***@": credentials never reach a
+// message, a log line or a status.
+std::string redact_url(std::string_view url);
+
+// What went wrong, in words of our own: for a QueryError, its HTTP status, errorType and query but
+// not the text of the reply (a reply's body must not land in a status, an Event or an info log);
+// for any other error, what(). The reply's text stays in QueryError::error_message().
+std::string describe_without_reply(const std::exception& e);
 
 }  // namespace phasescale::prom

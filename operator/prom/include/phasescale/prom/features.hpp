@@ -89,8 +89,9 @@ std::map<ContainerKey, std::vector<Sample>> container_series(const QueryResult& 
 struct FeatureQueryFailure {
     std::string feature;
     std::string ns;
-    std::string message;
+    std::string message;  // without the text of the reply (describe_without_reply)
     bool timed_out = false;
+    std::string reply;    // the reply's own message, if any: for debug logs only
 };
 
 // The features of every container found in the namespaces, at one time.
