@@ -160,6 +160,13 @@ check "image.digest pins the image" test "$(container digest | jq -r .image)" ==
 render extra --set logLevel=debug --set 'extraArgs={--prometheus-timeout=20s}'
 check "logLevel and extraArgs reach the command line" bash -c \
     "grep -qx -- --log-level=debug <<< '$(args extra)' && grep -qx -- --prometheus-timeout=20s <<< '$(args extra)'"
+render tenants --set prometheus.caConfigMap=prom-ca --set 'prometheus.allowedUrls={http://team-b-prom:9090,https://shared-prom:9090}'
+check "prometheus.allowedUrls: --prometheus-allowed-urls; default: none (only the operator's own Prometheus)" bash -c \
+    "grep -qx -- --prometheus-allowed-urls=http://team-b-prom:9090,https://shared-prom:9090 <<< '$(args tenants)' && ! grep -q -- --prometheus-allowed-urls <<< '$(args default)'"
+check "prometheus.caConfigMap: --prometheus-ca-file points into its mount; default: none" bash -c \
+    "grep -qx -- --prometheus-ca-file=/etc/phasescale/prometheus-ca/ca.crt <<< '$(args tenants)' && ! grep -q -- --prometheus-ca-file <<< '$(args default)'"
+check "prometheus.caConfigMap: the ConfigMap mounted read-only at /etc/phasescale/prometheus-ca" jtest tenants Deployment \
+    '(.spec.template.spec.volumes[] | select(.name == "prometheus-ca") | .configMap.name == "prom-ca") and (.spec.template.spec.containers[0].volumeMounts[] | select(.name == "prometheus-ca") | .readOnly and .mountPath == "/etc/phasescale/prometheus-ca")'
 
 # ---------------------------------------------------------------- the CRDs: one source of truth
 # helm/phasescale/crds is a symbolic link to crds/ (Helm follows it in lint, template, install
