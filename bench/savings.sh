@@ -29,6 +29,13 @@ run() {  # name, then simulate's arguments
 # user would give such a job on the 2-core machine they were recorded on.
 torch_runs=$(ls "$torch"/dev*.csv | paste -sd, -)
 run torch-folds --trace "$torch_runs" --folds 6 --phases 6 --epochs 50 --static-cpu 2 --static-memory 4Gi
+# The same runs scored by the shipped default model's recipe (scripts/train-default-model.sh)
+# without the held-out run: every fold's model also trains on the 200 generated jobs and the
+# AI4DL traces, 8 phases. The shipped model itself has seen all six runs.
+"$phasescale" generate --jobs 200 --seed 1000 --out "$out/default-recipe-generated.csv"
+run torch-folds-default-recipe --trace "$torch_runs" --folds 6 --phases 8 --epochs 50 \
+  --train-also "$out/default-recipe-generated.csv,$ai4dl/sample.csv,$ai4dl/sample-vr.csv" \
+  --static-cpu 2 --static-memory 4Gi
 
 # AI4DL sample.csv: 4 executions, each held out once; the model trains on the other 3.
 run ai4dl-sample-folds --trace "$ai4dl/sample.csv" --folds 4 --phases 5 --epochs 50
