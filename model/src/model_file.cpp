@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <set>
@@ -206,6 +207,24 @@ Matrix read_matrix(const Node& n, long long rows, int cols) {
   return m;
 }
 
+// Statistics of usage, visit lengths and distances: none is negative, and the quantiles climb to
+// the maximum (a hand-edited or corrupt file would otherwise size containers at random). A
+// rounding error of a millionth is let pass.
+void check_summary(const Node& n, const Summary& s) {
+  const std::pair<const char*, double> values[] = {{"mean", s.mean}, {"std", s.std}, {"p50", s.p50},
+                                                   {"p90", s.p90},   {"p95", s.p95}, {"p99", s.p99},
+                                                   {"max", s.max}};
+  for (const auto& [key, value] : values)
+    if (value < 0) fail(member(n.path, key), "expected a statistic >= 0, got " + describe(n.json[key]));
+  for (std::size_t i = 3; i < std::size(values); ++i) {
+    const auto& [lower_key, lower] = values[i - 1];
+    const auto& [key, value] = values[i];
+    if (lower > value + 1e-6 * std::abs(value))
+      fail(member(n.path, key), std::string("expected at least ") + lower_key + " (" +
+                                    describe(n.json[lower_key]) + "), got " + describe(n.json[key]));
+  }
+}
+
 Summary read_summary(const Node& n) {
   Summary s;
   s.count = read_count(n.at("count"));
@@ -216,6 +235,7 @@ Summary read_summary(const Node& n) {
   s.p95 = read_number(n.at("p95"));
   s.p99 = read_number(n.at("p99"));
   s.max = read_number(n.at("max"));
+  check_summary(n, s);
   return s;
 }
 

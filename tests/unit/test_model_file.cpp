@@ -1,5 +1,6 @@
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/model.hpp>
+#include <phasescale/model/pretrained.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -474,4 +475,23 @@ TEST_CASE("bad model files name the field at fault", "[model-file]") {
     const std::string prefix = path + ": not valid JSON: ";
     REQUIRE_THROWS_WITH(load_model(path), Catch::Matchers::StartsWith(prefix));
   }
+}
+
+TEST_CASE("model statistics are checked on load: non-negative, quantiles in order", "[model-file]") {
+  CHECK(error_after([](Json& d) { d["statistics"]["phases"][1]["usage"]["mem.working.set"]["p50"] = -1; }) ==
+        "model.json: statistics.phases[1].usage[\"mem.working.set\"].p50: expected a statistic >= 0, got -1");
+  CHECK(error_after([](Json& d) { d["statistics"]["phases"][0]["visit_samples"]["mean"] = -0.5; }) ==
+        "model.json: statistics.phases[0].visit_samples.mean: expected a statistic >= 0, got -0.5");
+  // A p99 of 1e300 above a max of 1: the quantiles must climb to the maximum.
+  CHECK(error_after([](Json& d) {
+          Json& s = d["statistics"]["phases"][0]["usage"]["mem.working.set"];
+          s["p99"] = 1e300;
+          s["max"] = 1.0;
+        }) == "model.json: statistics.phases[0].usage[\"mem.working.set\"].max: expected at least p99 (1e+300), got 1.0");
+  CHECK(error_after([](Json& d) {
+          Json& s = d["statistics"]["phases"][2]["distance"];
+          s["p90"] = s["p95"].get<double>() * 2 + 1;
+        }).find("statistics.phases[2].distance.p95: expected at least p90") != std::string::npos);
+  // The shipped model passes.
+  CHECK_NOTHROW(resolve_model("default"));
 }
