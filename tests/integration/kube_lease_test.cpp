@@ -124,3 +124,49 @@ TEST_CASE("leader election: release on stop hands over at once", "[integration][
     CHECK(std::chrono::steady_clock::now() - t0 < 5s);
     b.stop();
 }
+
+TEST_CASE("leader election: writes are fenced on a fresh lease; a replica whose renewals stall writes nothing",
+          "[integration][lease-fence]") {
+    auto admin = kube_test::admin_client();
+    TestNamespace ns(admin, "kube-it-fence");
+    kube::LeaderElectionConfig cfg;
+    cfg.lease_namespace = ns.name();
+    cfg.lease_name = "phasescale-operator";
+    cfg.identity = "fenced";
+    cfg.lease_duration = 4s;
+    cfg.renew_deadline = 3s;
+    cfg.retry_period = 500ms;
+    cfg.release_on_stop = false;
+
+    // The Lease's own client can be cut off (its renewals then fail, as against a hung API
+    // server); the data client is fenced on the elector's fresh lease, as in the operator.
+    auto base = kube::Config::from_kubeconfig(kube_test::testenv().kubeconfig);
+    std::atomic<bool> lease_reachable{true};
+    auto lease_cfg = base;
+    lease_cfg.write_fence = [&] { return lease_reachable.load(); };
+    std::unique_ptr<kube::LeaderElector> elector;
+    auto data_cfg = base;
+    data_cfg.write_fence = [&] { return elector && elector->holds_fresh_lease(); };
+    kube::Client data(data_cfg);
+
+    auto config_map = [&](const std::string& name) {
+        return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
+    };
+    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("before")), kube::Fenced);
+    elector = std::make_unique<kube::LeaderElector>(kube::Client(lease_cfg), cfg);
+    elector->start();
+    REQUIRE(wait_until([&] { return elector->holds_fresh_lease(); }, 15s));
+    data.create(kube::resources::config_maps, ns.name(), config_map("leading"));
+    data.get(kube::resources::config_maps, ns.name(), "leading");  // reads are never fenced
+
+    lease_reachable = false;  // renewals fail from now on
+    REQUIRE(wait_until([&] { return !elector->holds_fresh_lease(); }, cfg.renew_deadline + 2s));
+    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("stale")), kube::Fenced);
+    CHECK_FALSE(admin.try_get(kube::resources::config_maps, ns.name(), "stale").has_value());
+    CHECK_FALSE(admin.try_get(kube::resources::config_maps, ns.name(), "before").has_value());
+
+    lease_reachable = true;  // the lease is taken again (nobody else wants it)
+    REQUIRE(wait_until([&] { return elector->holds_fresh_lease(); }, cfg.lease_duration + 10s));
+    data.create(kube::resources::config_maps, ns.name(), config_map("again"));
+    elector->stop();
+}

@@ -272,6 +272,8 @@ struct Client::Impl {
                         std::hash<std::string>{}(target));
         for (int attempt = 0;; ++attempt) {
             if (ro.stop.stop_requested()) throw Cancelled(method + " " + path + ": cancelled");
+            if (method != "GET" && config.write_fence && !config.write_fence())
+                throw Fenced(method + " " + path + ": not sent: this replica does not hold a fresh leader lease");
             if (!limiter.acquire(ro.stop)) throw Cancelled(method + " " + path + ": cancelled");
             pplx::cancellation_token_source cts;
             std::stop_callback on_stop(ro.stop, [&cts] { cts.cancel(); });

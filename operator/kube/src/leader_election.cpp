@@ -187,6 +187,11 @@ void LeaderElector::release() {
     }
 }
 
+bool LeaderElector::holds_fresh_lease() const {
+    const std::chrono::steady_clock::time_point renewed{std::chrono::steady_clock::duration(renewed_at_.load())};
+    return leading_ && std::chrono::steady_clock::now() - renewed < config_.renew_deadline;
+}
+
 void LeaderElector::run(std::stop_token stop) {
     try {
         while (!stop.stop_requested()) {
@@ -199,9 +204,10 @@ void LeaderElector::run(std::stop_token stop) {
             }
             if (a != Attempt::Acquired || stop.stop_requested()) break;
 
+            auto last_renew = std::chrono::steady_clock::now();
+            renewed_at_ = last_renew.time_since_epoch().count();
             leading_ = true;
             if (callbacks_.on_started_leading) callbacks_.on_started_leading();
-            auto last_renew = std::chrono::steady_clock::now();
             // Renew until stopped, until another holder shows up, or until renew_deadline passed
             // without a successful renewal.
             while (sleep_for(config_.retry_period, stop)) {
@@ -209,6 +215,7 @@ void LeaderElector::run(std::stop_token stop) {
                 auto now = std::chrono::steady_clock::now();
                 if (r == Attempt::Acquired) {
                     last_renew = now;
+                    renewed_at_ = now.time_since_epoch().count();
                     continue;
                 }
                 if (r == Attempt::Held || now - last_renew >= config_.renew_deadline) break;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -15,6 +16,11 @@ struct Config {
     // our own): the token would travel in clear.
     std::string server;
     bool allow_http = false;
+
+    // Asked before every attempt of every request but a GET: false refuses the write (Fenced).
+    // The operator closes it while its replica does not hold a fresh leader lease, so that a
+    // replica that lost the lease mid-tick writes nothing. Null: always open.
+    std::function<bool()> write_fence;
 
     // PEM certificates the server's certificate must chain to. Empty: the system trust store.
     std::string ca_pem;

@@ -45,6 +45,13 @@ public:
     using Error::Error;
 };
 
+// A write not sent because the client's write fence was closed (Config::write_fence: this
+// replica does not hold a fresh leader lease).
+class Fenced : public Error {
+public:
+    using Error::Error;
+};
+
 // The API server answered with an HTTP error. status(): the HTTP code; reason(): the Status
 // reason ("NotFound", "AlreadyExists", "Conflict", "Invalid", "Expired", ...); api_message(): the
 // server's own message; status_object(): the whole Status (details.causes for 422).

@@ -53,6 +53,10 @@ public:
     void stop();
 
     bool is_leader() const { return leading_; }
+    // Leading, and the lease renewed less than renew_deadline ago (on the local clock): the
+    // other candidates cannot have taken it yet. Writes are fenced on this, not on is_leader(),
+    // which stays true while a renewal hangs.
+    bool holds_fresh_lease() const;
     // The holder last observed (may be stale).
     std::string leader() const;
     const LeaderElectionConfig& config() const { return config_; }
@@ -73,6 +77,7 @@ private:
     std::string observed_renew_time_;
     std::chrono::steady_clock::time_point observed_at_{};
     std::atomic<bool> leading_{false};
+    std::atomic<std::chrono::steady_clock::rep> renewed_at_{0};  // last acquisition or renewal
     std::jthread thread_;
 };
 
