@@ -14,11 +14,11 @@ namespace phasescale::control {
 namespace {
 
 // One resource of a target: request, and limit when limits are controlled (policy's rules).
-void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi,
+void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi, double ceiling,
           double (*round)(double), bool limits_controlled, const std::optional<double>& current_request,
           const std::optional<double>& current_limit, std::optional<double>& request, std::optional<double>& limit) {
     const policy::SizedResource s =
-        policy::size_resource(recommended, lo, hi, limits_controlled, current_request, current_limit, round);
+        policy::size_resource(recommended, lo, hi, ceiling, limits_controlled, current_request, current_limit, round);
     request = s.request;
     limit = s.limit;
 }
@@ -80,10 +80,10 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     t.memory_controlled = b.control_memory;
     t.limits_controlled = b.requests_and_limits;
     if (t.cpu_controlled)
-        size(rec.request.cpu, b.min_cpu, b.max_cpu, &round_cpu, t.limits_controlled, current.requests.cpu,
+        size(rec.request.cpu, b.min_cpu, b.max_cpu, policy::kMaxCpuCores, &round_cpu, t.limits_controlled, current.requests.cpu,
              current.limits.cpu, t.wanted.requests.cpu, t.wanted.limits.cpu);
     if (t.memory_controlled)
-        size(rec.request.memory, b.min_memory, b.max_memory, &round_memory, t.limits_controlled,
+        size(rec.request.memory, b.min_memory, b.max_memory, policy::kMaxMemoryBytes, &round_memory, t.limits_controlled,
              current.requests.memory, current.limits.memory, t.wanted.requests.memory, t.wanted.limits.memory);
     t.worth_resizing = (t.cpu_changed() || t.memory_changed()) &&
                        policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);

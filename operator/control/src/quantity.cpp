@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <phasescale/policy/bounds.hpp>
+
 namespace phasescale::control {
 namespace {
 
@@ -30,6 +32,15 @@ std::optional<double> suffix_factor(std::string_view s) {
     if (s == "Ei") return kMiB * 1024 * 1024 * 1024 * 1024;
     return std::nullopt;
 }
+
+// Resources are never negative, and 1e400 is no number: neither is a quantity here.
+std::optional<double> checked(double value) {
+    if (!std::isfinite(value) || value < 0) return std::nullopt;
+    return value;
+}
+
+// Within [lo, hi]; NaN counts as lo.
+double within(double v, double lo, double hi) { return v >= lo ? std::min(v, hi) : lo; }
 
 }  // namespace
 
@@ -59,24 +70,28 @@ std::optional<double> parse_quantity(std::string_view text) {
         char* end = nullptr;
         const long e = std::strtol(exp.c_str(), &end, 10);
         if (end == exp.c_str() || *end != '\0') return std::nullopt;
-        return number * std::pow(10.0, static_cast<double>(e));
+        return checked(number * std::pow(10.0, static_cast<double>(e)));
     }
     const auto factor = suffix_factor(rest);
     if (!factor) return std::nullopt;
-    const double value = number * *factor;
-    if (!std::isfinite(value)) return std::nullopt;
-    return value;
+    return checked(number * *factor);
 }
 
 std::optional<double> quantity_of(const nlohmann::json& value) {
-    if (value.is_number()) return value.get<double>();
+    if (value.is_number()) return checked(value.get<double>());
     if (value.is_string()) return parse_quantity(std::string_view(value.get_ref<const std::string&>()));
     return std::nullopt;
 }
 
-double round_cpu(double cores) { return std::max(1.0, std::ceil(cores * 1000.0 - 1e-6)) / 1000.0; }
+// Clamped to the ceiling first, so that no value, however absurd, overflows the whole millicores
+// or mebibytes it is written in.
+double round_cpu(double cores) {
+    return std::max(1.0, std::ceil(within(cores, 0, policy::kMaxCpuCores) * 1000.0 - 1e-6)) / 1000.0;
+}
 
-double round_memory(double bytes) { return std::max(1.0, std::ceil(bytes / kMiB - 1e-9)) * kMiB; }
+double round_memory(double bytes) {
+    return std::max(1.0, std::ceil(within(bytes, 0, policy::kMaxMemoryBytes) / kMiB - 1e-9)) * kMiB;
+}
 
 std::string format_cpu(double cores) {
     return std::to_string(static_cast<long long>(std::llround(round_cpu(cores) * 1000.0))) + "m";

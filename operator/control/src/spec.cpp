@@ -4,6 +4,7 @@
 #include <set>
 
 #include <phasescale/kube/spec_reader.hpp>
+#include <phasescale/policy/bounds.hpp>
 
 #include "phasescale/control/quantity.hpp"
 
@@ -46,17 +47,30 @@ namespace {
 
 using Reader = kube::SpecReader;
 
+// A value as the user wrote it, cut short: a message never echoes a huge field.
+std::string short_dump(const json& v) {
+    std::string text = v.dump();
+    return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
+
 void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field, ResourceBounds& out) {
     const json* b = r.object(parent, key, field);
     if (b == nullptr) return;
     for (const char* res : {"cpu", "memory"}) {
         if (!b->contains(res)) continue;
+        const bool cpu = std::string(res) == "cpu";
         const auto q = quantity_of((*b)[res]);
-        if (!q || *q < 0) {
-            r.error(field + "." + res, "not a quantity: " + (*b)[res].dump());
+        if (!q) {
+            r.error(field + "." + res, "not a quantity (non-negative, finite): " + short_dump((*b)[res]));
             continue;
         }
-        (std::string(res) == "cpu" ? out.cpu : out.memory) = *q;
+        const double ceiling = cpu ? policy::kMaxCpuCores : policy::kMaxMemoryBytes;
+        if (*q > ceiling) {
+            r.error(field + "." + res, "more than any node has (at most " +
+                                           (cpu ? format_cpu(ceiling) : format_memory(ceiling)) + ")");
+            continue;
+        }
+        (cpu ? out.cpu : out.memory) = *q;
     }
 }
 

@@ -10,6 +10,12 @@
 
 namespace phasescale::policy {
 
+// The most a container is ever given, and the most usage believed: the operator does not read
+// nodes (their allocatable), so this absolute ceiling stands in for it, above any node sold
+// today (896 vCPUs, 32 TiB) and far below what overflows whole millicores or bytes.
+inline constexpr double kMaxCpuCores = 2048;
+inline constexpr double kMaxMemoryBytes = 64.0 * 1024 * 1024 * 1024 * 1024;  // 64 TiB
+
 struct ContainerBounds {
   std::optional<double> min_cpu, min_memory;  // minAllowed (cores, bytes)
   std::optional<double> max_cpu, max_memory;  // maxAllowed
@@ -24,11 +30,11 @@ struct SizedResource {
   std::optional<double> limit;
 };
 
-// `wanted` clamped to [lo, hi] and rounded; with `limits_controlled` the limit keeps its ratio
+// `wanted` clamped to [lo, min(hi, ceiling)] and rounded; with `limits_controlled` the limit keeps its ratio
 // to the request (equal stays equal), else the limit stays and the request never exceeds it.
 // No limit stays no limit.
 SizedResource size_resource(double wanted, std::optional<double> lo, std::optional<double> hi,
-                            bool limits_controlled, std::optional<double> current_request,
+                            double ceiling, bool limits_controlled, std::optional<double> current_request,
                             std::optional<double> current_limit, double (*round)(double));
 
 // The allocation a container gets when `wanted`'s requests are asked for and `current` is in

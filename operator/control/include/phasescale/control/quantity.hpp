@@ -10,12 +10,14 @@
 
 namespace phasescale::control {
 
-// The value in base units (cores, bytes); nullopt for anything that is not a quantity.
+// The value in base units (cores, bytes); nullopt for anything that is not a quantity, for
+// negative values and for values too large for a double (1e400).
 std::optional<double> parse_quantity(std::string_view text);
 // A quantity as the API may return it: a string or a JSON number.
 std::optional<double> quantity_of(const nlohmann::json& value);
 
-// Cores as millicores, rounded up: 1.5 -> "1500m", 0.0001 -> "1m".
+// Cores as millicores, rounded up: 1.5 -> "1500m", 0.0001 -> "1m"; at most
+// policy::kMaxCpuCores (and kMaxMemoryBytes for memory), so formatting never overflows.
 std::string format_cpu(double cores);
 // Bytes rounded up to a whole MiB: "1024Mi".
 std::string format_memory(double bytes);
