@@ -294,6 +294,9 @@ Command add_simulate_command(CLI::App& parent) {
   app->add_option("--horizon", s.phase.horizon_s, "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")->check(CLI::NonNegativeNumber);
   app->add_option("--mem-step", s.phase.memory_step, "Phase policy: what each OOM kill adds to the container's memory margin")->check(CLI::NonNegativeNumber);
   app->add_option("--mem-keep", s.phase.memory_keep, "Phase policy: a recommendation never lowers memory below this share of the request in force (0: no bound)")->check(CLI::Range(0.0, 1.0));
+  app->add_option("--cpu-keep", s.phase.cpu_keep, "Phase policy: a recommendation never lowers CPU below this share of the request in force (0: no bound)")->check(CLI::Range(0.0, 1.0));
+  app->add_option("--max-growth", s.phase.max_growth, "Phase policy: a recommendation never gives more than this factor times a request in force, but memory after an OOM kill (0: no bound)")->check(CLI::Range(0.0, 1000.0));
+  app->add_option("--first-resize-samples", s.phase.first_resize_samples, "Phase policy: samples of its own a container is observed for before its first resize")->check(CLI::Range(0, 1000000));
   app->add_option("--cpu-target", s.phase.cpu_target, "Phase policy: CPU target fulfilment its margins adapt to online (0: off)")->check(CLI::Range(0.0, 0.999));
   app->add_option("--vpa-half-life", s.vpa.cpu_half_life_s, "VPA histogram half-life, seconds (upstream 24 h)")->check(CLI::PositiveNumber)
       ->each([&s](const std::string&) { s.vpa.memory_half_life_s = s.vpa.cpu_half_life_s; });

@@ -62,6 +62,10 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
     throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
   if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
     throw model::InputError("phase policy: adaptation steps must not be negative");
+  if (!(options_.max_growth == 0 || options_.max_growth >= 1))
+    throw model::InputError("phase policy: the largest growth per step must be 0 (none) or at least 1");
+  if (!(options_.cpu_keep >= 0 && options_.cpu_keep <= 1) || !(options_.memory_keep >= 0 && options_.memory_keep <= 1))
+    throw model::InputError("phase policy: the share of a request kept per step must be in [0, 1]");
   // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
   // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
   // for allocations within 0.4% of these on the savings benchmarks).
@@ -120,7 +124,9 @@ void PhaseRecommender::adapt(const Sample& s) {
 
 void PhaseRecommender::observe(const Sample& sample) {
   fallback_.observe(sample);
+  ++observed_;
   latest_usage_ = sample.usage;
+  cpu_in_force_ = sample.allocated.cpu;
   memory_in_force_ = sample.allocated.memory;
   if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
     earlier_peak_memory_ = std::max(earlier_peak_memory_, recent_memory_.values().front().second);
@@ -172,7 +178,7 @@ void PhaseRecommender::follow_phase(const Sample& sample) {
 
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
   const std::optional<Amount> want = estimate(next);
-  if (!want) return std::nullopt;
+  if (!want || observed_ < options_.first_resize_samples) return std::nullopt;
   const Allocation a = provision(*want);
   last_cpu_ = a.request.cpu;
   return a;
@@ -245,18 +251,27 @@ double PhaseRecommender::upcoming_memory() const {
 }
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
-// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there), an OOM
-// bump, nor (memory) half the request in force: every recommendation passes here, so no path
-// allocates less than the container uses, whatever the margins.
+// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there); then one
+// step from the requests in force at most (step_bounded); memory never below an OOM bump. Every
+// recommendation passes here, the operator's and the simulator's alike.
 Allocation PhaseRecommender::provision(Amount want) const {
   auto size = [](double estimate, double latest, double headroom, double margin) {
     return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));
   };
   const double cpu_margin = options_.margins.cpu + adapted_.cpu;
   const double memory_margin = options_.margins.memory + adapted_.memory;
-  return guaranteed({size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin),
-                     std::max({size(want.memory, projected_memory(), options_.headroom.memory, memory_margin),
-                               oom_floor_, memory_in_force_ * options_.memory_keep})});
+  const double cpu = size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin);
+  const double memory = size(want.memory, projected_memory(), options_.headroom.memory, memory_margin);
+  return guaranteed({step_bounded(cpu, cpu_in_force_, options_.cpu_keep),
+                     std::max(step_bounded(memory, memory_in_force_, options_.memory_keep), oom_floor_)});
+}
+
+// Within [keep, max_growth] times the request in force (none in force: anything): a request
+// moves gradually, a start-up ramp or a model trained on larger jobs cannot jump it 5x at once.
+double PhaseRecommender::step_bounded(double wanted, double in_force, double keep) const {
+  if (!(in_force > 0)) return wanted;
+  if (options_.max_growth > 0) wanted = std::min(wanted, in_force * options_.max_growth);
+  return std::max(wanted, in_force * keep);
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted

@@ -34,6 +34,15 @@ Sample at(double t, double cpu, double memory, Amount allocated = {1, GiB}) {
   return s;
 }
 
+// The sizing rules alone: no wait for a first resize, no bound per step (both tested on their own).
+PhaseOptions sizing_only() {
+  PhaseOptions o;
+  o.first_resize_samples = 0;
+  o.max_growth = 0;
+  o.cpu_keep = 0;
+  return o;
+}
+
 struct Feed {
   PhaseRecommender& r;
   double t = 0;
@@ -162,7 +171,7 @@ TEST_CASE("static and perfect", "[policy]") {
 
 TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown phases", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.margins = {0.1, 0};
   o.debounce = 2;
   o.headroom = {0, 0.1};
@@ -207,7 +216,7 @@ TEST_CASE("phase: before the first phase, nothing is recommended (the allocation
 
 TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.memory_step = 0;  // the bump alone
   PhaseRecommender r(m, o);
   Feed feed{r};
@@ -220,7 +229,7 @@ TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy
 
 TEST_CASE("phase: each OOM kill adds the memory step to the container's margin for good", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.memory_step = 0.25;
   o.adapt_samples = 3;
   PhaseRecommender r(m, o);
@@ -237,7 +246,7 @@ TEST_CASE("phase: each OOM kill adds the memory step to the container's margin f
 
 TEST_CASE("phase: the CPU margin adapts online toward the target fulfilment", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.cpu_target = 0.9;
   o.cpu_step = 0.1;
   o.adapt_samples = 0;
@@ -266,7 +275,7 @@ TEST_CASE("phase: no path allocates below the latest usage plus headroom or an O
     return static_cast<double>(state >> 11) / 9007199254740992.0;
   };
   for (const double margin : {-0.95, -0.5, 0.0, 0.5}) {
-    PhaseOptions o;
+    PhaseOptions o = sizing_only();
     o.margins = {margin, margin};
     o.headroom = {0.2, 0.1};
     PhaseRecommender r(m, o);
@@ -287,7 +296,7 @@ TEST_CASE("phase: no path allocates below the latest usage plus headroom or an O
 
 TEST_CASE("phase: growing memory is provisioned over the horizon, never further than seen", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.margins = {0, 0};
   o.horizon_s = 60;
   o.trend_samples = 3;
@@ -310,7 +319,7 @@ TEST_CASE("phase: growing memory is provisioned over the horizon, never further 
 
 TEST_CASE("phase: memory climbing back after a dip is not projected as growth", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.margins = {0, 0};
   o.horizon_s = 60;
   o.trend_samples = 3;
@@ -333,7 +342,7 @@ TEST_CASE("phase: memory climbing back after a dip is not projected as growth", 
 TEST_CASE("phase: memory looks ahead to the likely next phase before the visit may end", "[policy][phase]") {
   // Phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1 (4 GiB).
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.margins = {0, 0};
   o.horizon_s = 15;  // one sample
   o.adapt_samples = 100;
@@ -356,7 +365,7 @@ TEST_CASE("phase: memory looks ahead to the likely next phase before the visit m
 
 TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.no_model = true;
   o.margins = {0, 0};
   PhaseRecommender r(m, o);
@@ -383,7 +392,7 @@ TEST_CASE("krr: CPU p95 of the history, memory its maximum plus 15%", "[policy]"
 
 TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.proactive = true;
   o.headroom = {0.2, 0.1};
   PhaseRecommender r(m, o);
@@ -397,7 +406,7 @@ TEST_CASE("phase: proactive mode provisions for the likely next phase after a ty
 
 TEST_CASE("oracle: the phase of the coming sample, without debounce", "[policy][phase]") {
   const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
+  PhaseOptions o = sizing_only();
   o.oracle = true;
   PhaseRecommender r(m, o);
   Sample next = at(0, 0.5, 0.5 * GiB);
@@ -500,4 +509,67 @@ TEST_CASE("ring: keeps the last capacity values, oldest first", "[policy]") {
   policy::Ring<int> none(0);
   none.push(1);
   CHECK(none.empty());
+}
+
+TEST_CASE("phase: a container is first resized only after samples of its own", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.first_resize_samples = 5;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  for (int i = 1; i < 5; ++i) CHECK_FALSE(feed(2.2, 3 * GiB));  // phase 1 known from sample 2 on
+  CHECK(feed(2.2, 3 * GiB));
+  PhaseOptions invalid;
+  invalid.max_growth = 0.5;
+  CHECK_THROWS_AS(PhaseRecommender(m, invalid), model::InputError);
+}
+
+TEST_CASE("phase: one step never grows a request past max_growth nor below the share kept", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.first_resize_samples = 0;
+  o.margins = {0, 0};
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
+  // twice that at most.
+  feed(3, 3 * GiB);
+  std::optional<Allocation> up = feed(3, 3 * GiB);
+  REQUIRE(up);
+  CHECK(up->request.cpu == Approx(2));
+  CHECK(up->request.memory == Approx(2 * GiB));
+  // Down: never below half of what is in force (4 cores, 8 GiB).
+  const Amount large{4, 8 * GiB};
+  feed(0.1, 0.1 * GiB, false, large);
+  std::optional<Allocation> down = feed(0.1, 0.1 * GiB, false, large);
+  REQUIRE(down);
+  CHECK(down->request.cpu == Approx(2));
+  CHECK(down->request.memory == Approx(4 * GiB));
+  // Unbounded, the same container jumps at once.
+  o.max_growth = 0;
+  o.cpu_keep = o.memory_keep = 0;
+  PhaseRecommender free(m, o);
+  Feed f2{free};
+  f2(3, 3 * GiB);
+  CHECK(f2(3, 3 * GiB)->request.cpu == Approx(3));
+}
+
+TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.first_resize_samples = 0;
+  o.margins = {0, 0};
+  PhaseRecommender r(m, o);
+  Sample s = at(15, 0.5, 0.9 * GiB, {1, 1 * GiB});
+  std::vector<double> features = {0.5, 0.9 * GiB};
+  s.features = features.data();
+  s.limit = {1, 4 * GiB};  // killed at a 4 GiB limit: the bump is 4.8 GiB, past twice 1 GiB
+  r.observe(s);
+  s.timestamp = 30;
+  s.oom_killed = true;
+  r.observe(s);
+  const std::optional<Allocation> a = r.recommend(nullptr);
+  REQUIRE(a);
+  CHECK(a->request.memory == Approx(4.8 * GiB));
+  CHECK(a->request.cpu <= 2);
 }

@@ -52,6 +52,15 @@ struct PhaseOptions {
   // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
   // cooldown away). 0: no such bound.
   double memory_keep = 0.5;
+  // CPU alike: never below this share of the CPU request in force. 0: no bound.
+  double cpu_keep = 0.5;
+  // Per step, a recommendation never gives more than this factor times a request in force (a
+  // model's sizes come from other executions, which may be far larger); memory after an OOM kill
+  // is the exception (its bump). 0: no bound.
+  double max_growth = 2;
+  // A container is first resized once this many of its own samples have been observed: never
+  // on the model's statistics alone.
+  std::size_t first_resize_samples = 8;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
@@ -88,6 +97,7 @@ class PhaseRecommender : public Recommender {
   double projected_memory() const;
   double horizon_samples() const;
   Allocation provision(Amount want) const;
+  double step_bounded(double wanted, double in_force, double keep) const;
   void adapt(const Sample& sample);
   void follow_phase(const Sample& sample);
   void enter(int phase);
@@ -104,7 +114,9 @@ class PhaseRecommender : public Recommender {
   std::size_t visit_samples_ = 0;
   std::size_t unknown_samples_ = 0;
   Amount latest_usage_;
+  double cpu_in_force_ = 0;     // the CPU request in force at the latest sample
   double memory_in_force_ = 0;  // the memory request in force at the latest sample
+  std::size_t observed_ = 0;    // samples observed
   Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
   double earlier_peak_memory_ = 0;  // the most memory used before those samples
   // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
