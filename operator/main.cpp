@@ -117,6 +117,7 @@ struct Metrics {
     std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
     prometheus::Gauge& pods_tracked;
     prometheus::Counter& phase_transitions;
+    prometheus::Family<prometheus::Counter>& samples_rejected;
     prometheus::Family<prometheus::Counter>& resizes;
     prometheus::Histogram& inference;
     prometheus::Family<prometheus::Histogram>& prom_latency;
@@ -136,6 +137,7 @@ struct Metrics {
     Metrics()
         : pods_tracked(prometheus::BuildGauge().Name("phasescale_pods_tracked").Help("Pods tracked by PhaseAutoscalers in the last tick").Register(*registry).Add({})),
           phase_transitions(prometheus::BuildCounter().Name("phasescale_phase_transitions_total").Help("Stable phase changes of tracked containers").Register(*registry).Add({})),
+          samples_rejected(prometheus::BuildCounter().Name("phasescale_samples_rejected_total").Help("Container samples skipped as impossible, by reason (non_finite, not_positive, too_large)").Register(*registry)),
           resizes(prometheus::BuildCounter().Name("phasescale_resizes_total").Help("In-place resizes by result (ok, error, blocked)").Register(*registry)),
           inference(prometheus::BuildHistogram().Name("phasescale_inference_seconds").Help("Time of one container's phase inference and recommendation").Register(*registry).Add({}, prometheus::Histogram::BucketBoundaries{1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2})),
           prom_latency(prometheus::BuildHistogram().Name("phasescale_prometheus_request_seconds").Help("Prometheus API request latency by endpoint").Register(*registry)),
@@ -324,6 +326,7 @@ int main(int argc, char** argv) {
         control::ReconcilerHooks hooks;
         hooks.pods_tracked = [&](std::size_t n) { metrics.pods_tracked.Set(static_cast<double>(n)); };
         hooks.phase_transition = [&] { metrics.phase_transitions.Increment(); };
+        hooks.sample_rejected = [&](const std::string& reason) { metrics.samples_rejected.Add({{"reason", reason}}).Increment(); };
         hooks.resize = [&](const std::string& result) { metrics.resizes.Add({{"result", result}}).Increment(); };
         hooks.inference = [&](double s) { metrics.inference.Observe(s); };
         hooks.api_request = [&](const std::string& verb, double s, bool ok) {

@@ -546,6 +546,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                             hooks_.inference(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
                         if (step.observed) ++observed;
                         else ++missing;
+                        if (!step.rejected.empty() && hooks_.sample_rejected) hooks_.sample_rejected(step.rejected);
                         if (step.phase_changed) {
                             if (hooks_.phase_transition) hooks_.phase_transition();
                             log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});

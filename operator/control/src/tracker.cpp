@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <phasescale/policy/bounds.hpp>
+
 namespace phasescale::control {
 
 policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
@@ -16,6 +18,17 @@ policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
     return o;
 }
 
+std::string implausible_usage(const policy::Amount& usage) {
+    const auto implausible = [](double value, double ceiling) -> std::string {
+        if (std::isinf(value)) return "non_finite";
+        if (value <= 0) return "not_positive";
+        if (value > ceiling) return "too_large";
+        return "";
+    };
+    const std::string cpu = implausible(usage.cpu, policy::kMaxCpuCores);
+    return cpu.empty() ? implausible(usage.memory, policy::kMaxMemoryBytes) : cpu;
+}
+
 std::string phase_name(std::optional<int> phase) { return phase ? "phase-" + std::to_string(*phase) : "unknown"; }
 
 ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec)
@@ -23,11 +36,18 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {
     TrackerStep out;
-    bool complete = in.features.size() == model_->features.size() && std::isfinite(in.usage.cpu) &&
-                    std::isfinite(in.usage.memory);
-    for (double f : in.features) complete = complete && std::isfinite(f);
-    if (!complete) {
-        // Missing or stale metrics: no observation and no decision, so nothing shrinks.
+    // NaN marks what Prometheus did not answer; anything else it answered is judged.
+    bool complete = in.features.size() == model_->features.size() && !std::isnan(in.usage.cpu) &&
+                    !std::isnan(in.usage.memory);
+    bool finite_features = true;
+    for (double f : in.features) {
+        complete = complete && !std::isnan(f);
+        finite_features = finite_features && std::isfinite(f);
+    }
+    if (complete) out.rejected = finite_features ? implausible_usage(in.usage) : "non_finite";
+    if (!complete || !out.rejected.empty()) {
+        // Missing, stale or impossible metrics: no observation and no decision, so nothing
+        // shrinks to 1m or grows to a petabyte on a bad answer.
         ++skipped_;
         out.phase = recommender_.phase();
         return out;

@@ -60,6 +60,8 @@ bool prometheus_allowed(const std::string& url, const std::string& own, const st
 struct ReconcilerHooks {
     std::function<void(std::size_t pods)> pods_tracked;
     std::function<void()> phase_transition;
+    // A container's sample not believed (TrackerStep::rejected: non_finite, not_positive, too_large).
+    std::function<void(const std::string& reason)> sample_rejected;
     std::function<void(const std::string& result)> resize;  // "ok", "error", "blocked"
     std::function<void(double seconds)> inference;
     // verb: "patch", "resize", "status", "event", "get"

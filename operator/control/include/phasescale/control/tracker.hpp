@@ -17,6 +17,11 @@ namespace phasescale::control {
 // The recommender's options for a spec: quantiles, margins, debounce, proactive.
 policy::PhaseOptions phase_options(const AutoscalerSpec& spec);
 
+// Why usage read from Prometheus cannot be real, or "" when it can: infinite ("non_finite"),
+// zero or negative ("not_positive"), more than any node has ("too_large"). NaN is missing data,
+// not a rejection.
+std::string implausible_usage(const policy::Amount& usage);
+
 // "phase-N", or "unknown" before the first phase.
 std::string phase_name(std::optional<int> phase);
 
@@ -32,6 +37,9 @@ struct TrackerInput {
 
 struct TrackerStep {
     bool observed = false;          // false: the sample was skipped (missing or stale metrics)
+    // Why a sample that was there was not believed (skipped like a missing one): "non_finite",
+    // "not_positive", "too_large"; empty otherwise.
+    std::string rejected;
     bool oom_killed = false;        // a new OOM kill was seen in this sample
     bool phase_changed = false;
     std::optional<int> phase;       // the stable phase after this sample
