@@ -1,10 +1,13 @@
 #pragma once
+
+#include <phasescale/model/atomic_file.hpp>
 // Pieces shared by the phasescale commands: how a command plugs into main, usage errors, and
 // output that never leaves half a file behind.
 
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include <phasescale/model/train.hpp>
@@ -53,9 +56,8 @@ bool is_terminal(std::FILE* stream);
 // Colour on a terminal unless NO_COLOR is set (https://no-color.org).
 bool use_colour(std::FILE* stream);
 
-// Writes under a temporary name beside `path` and renames into place on commit(), so an error
-// never leaves a half-written file; without commit() the temporary file is removed. "-" writes
-// to stdout directly.
+// A model::AtomicFile behind a C stream: nothing appears at `path` before commit(), and a
+// process that dies first leaves nothing behind. "-" writes to stdout directly.
 class OutputFile {
  public:
   explicit OutputFile(std::string path);
@@ -68,7 +70,7 @@ class OutputFile {
 
  private:
   std::string path_;
-  std::string temporary_;  // empty for stdout and once committed
+  std::optional<model::AtomicFile> file_;  // none for stdout
   std::FILE* stream_ = nullptr;
 };
 

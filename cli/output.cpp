@@ -55,27 +55,19 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     stream_ = stdout;
     return;
   }
-  // The pid keeps two concurrent writers of the same file apart; O_EXCL never reuses a file.
-  temporary_ = path_ + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    int error = errno;
-    temporary_.clear();
-    throw std::runtime_error(path_ + ": cannot create: " + std::strerror(error));
-  }
-  stream_ = ::fdopen(fd, "w");
+  file_.emplace(path_);
+  // The stream writes through a duplicate, so that the file keeps its own descriptor to commit.
+  const int fd = ::dup(file_->fd());
+  if (fd >= 0) stream_ = ::fdopen(fd, "w");
   if (stream_ == nullptr) {
-    int error = errno;
-    ::close(fd);
-    std::remove(temporary_.c_str());
-    temporary_.clear();
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
     throw std::runtime_error(path_ + ": cannot open: " + std::strerror(error));
   }
 }
 
 OutputFile::~OutputFile() {
   if (stream_ != nullptr && stream_ != stdout) std::fclose(stream_);
-  if (!temporary_.empty()) std::remove(temporary_.c_str());
 }
 
 void OutputFile::commit() {
@@ -89,10 +81,7 @@ void OutputFile::commit() {
   written = std::fclose(stream_) == 0 && written;
   stream_ = nullptr;
   if (!written) throw std::runtime_error(path_ + ": write failed: " + std::strerror(errno));
-  if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
-    throw std::runtime_error(path_ + ": cannot rename into place: " + std::strerror(errno));
-  }
-  temporary_.clear();
+  file_->commit();
 }
 
 }  // namespace phasescale::cli

@@ -212,25 +212,26 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
     for (const model::Execution& e : also.executions) part.executions.push_back(e);
     return std::make_shared<const model::PhaseModel>(model::train_model(part, a.training));
   };
+  // Every output is opened before the (long) replay, so that a bad path fails at once and no
+  // output is written when another cannot be.
+  OutputFile json(a.json_out);
+  std::optional<OutputFile> allocations, html;
+  if (!a.allocations_out.empty()) allocations.emplace(a.allocations_out);
+  if (!a.html_out.empty()) html.emplace(a.html_out);
   const sim::Report report = sim::run_experiment(trace, source, o);
   print_table(report);
 
-  OutputFile json(a.json_out);
-  std::optional<OutputFile> allocations;
-  if (!a.allocations_out.empty()) allocations.emplace(a.allocations_out);
   const std::string text = sim::report_json(report).dump(1) + "\n";
   std::fwrite(text.data(), 1, text.size(), json.stream());
-  json.commit();
-  if (!a.html_out.empty()) {
-    OutputFile html(a.html_out);
+  if (html) {
     const std::string page = sim::report_html(report);
-    std::fwrite(page.data(), 1, page.size(), html.stream());
-    html.commit();
+    std::fwrite(page.data(), 1, page.size(), html->stream());
   }
-  if (allocations) {
-    write_allocations(report, allocations->stream());
-    allocations->commit();
-  }
+  if (allocations) write_allocations(report, allocations->stream());
+  // Everything is written before anything is put in place.
+  json.commit();
+  if (html) html->commit();
+  if (allocations) allocations->commit();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // training container's phase from Prometheus metrics every tick and sizes it (see
 // ../shared/DESIGN.md, "The operator's data flow"). JSON logs, one object per line, on stdout;
 // /metrics, /healthz and /readyz on --metrics-addr.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -59,8 +60,9 @@ The PhaseAutoscaler's status sums it up; Events record resizes. The tick decides
 writes are sent by --write-workers threads within --kube-qps/--kube-burst.
 
 Logs: one JSON object per line on stdout. HTTP on --metrics-addr: /metrics (Prometheus text
-format), /healthz (200 while the process runs), /readyz (200 once the caches are synced, 503
-before). SIGTERM or SIGINT stop it cleanly (the leader lease is released).
+format), /healthz (200 while the loop goes round; 503 once no tick has ended for
+--stuck-after, so that the kubelet restarts a stuck operator), /readyz (200 once the
+caches are synced, 503 before). SIGTERM or SIGINT stop it cleanly (the leader lease is released).
 
 Example:
   phasescale-operator --prometheus-url http://prometheus:9090 --tick 15s --leader-elect
@@ -223,10 +225,10 @@ int main(int argc, char** argv) {
     // MALLOC_ARENA_MAX in the environment still decides when set.
     if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
     std::string kubeconfig, context, prometheus_url, token_file, tick_text = "15s", scrape_text = "15s";
+    std::string prometheus_ca_file, allowed_prometheus_text, stuck_after_text;
+    bool allow_http_kube = false;
     std::string namespaces_text, lease_namespace, lease_name = "phasescale-operator";
     std::string metrics_addr = "127.0.0.1:8080", log_level = "info", prometheus_timeout_text = "10s";
-    std::string prometheus_ca_file, allowed_prometheus_text;
-    bool allow_http_kube = false;
     bool leader_elect = false;
     bool capacity_loans = false;
     double kube_qps = 50;
@@ -239,18 +241,18 @@ int main(int argc, char** argv) {
     app.add_option("--context", context, "kubeconfig context (default: the current context)");
     app.add_option("--prometheus-url", prometheus_url, "Prometheus base URL (env PHASESCALE_PROMETHEUS_URL)");
     app.add_option("--prometheus-token-file", token_file, "file holding a bearer token for Prometheus (re-read when it changes)");
-    app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query")->capture_default_str();
-    app.add_option("--tick", tick_text, "time between two reconcile passes (e.g. 15s, 500ms, 1m)")->capture_default_str();
     app.add_option("--prometheus-ca-file", prometheus_ca_file,
                    "PEM file of CAs that Prometheus' certificate may chain to, besides the system's (a private CA)");
     app.add_option("--prometheus-allowed-urls", allowed_prometheus_text,
                    "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
                    "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
+    app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query")->capture_default_str();
+    app.add_option("--tick", tick_text, "time between two reconcile passes (e.g. 15s, 500ms, 1m)")->capture_default_str();
     app.add_option("--scrape-interval", scrape_text, "Prometheus' scrape interval, for the rate() window")->capture_default_str();
-    app.add_option("--kube-qps", kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
-        ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_flag("--allow-insecure-kube-http", allow_http_kube,
                  "accept an http:// Kubernetes API server (its token would travel in clear; tests only)");
+    app.add_option("--kube-qps", kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--kube-burst", kube_burst, "Kubernetes API requests allowed in a burst above --kube-qps")
         ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--write-workers", write_workers,
@@ -263,6 +265,8 @@ int main(int argc, char** argv) {
     app.add_flag("--leader-elect", leader_elect, "act only while holding the leader Lease (for several replicas)");
     app.add_option("--lease-namespace", lease_namespace, "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
     app.add_option("--lease-name", lease_name, "name of the Lease")->capture_default_str();
+    app.add_option("--stuck-after", stuck_after_text,
+                   "/healthz fails once no tick has ended for this long (default: max(5 x --tick, 60s))");
     app.add_option("--metrics-addr", metrics_addr, "HOST:PORT for /metrics, /healthz and /readyz")->capture_default_str();
     app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
@@ -271,8 +275,11 @@ int main(int argc, char** argv) {
     const auto tick = parse_duration(tick_text);
     const auto scrape = parse_duration(scrape_text);
     const auto prom_timeout = parse_duration(prometheus_timeout_text);
-    if (!level || !tick || !scrape || !prom_timeout) {
-        std::cerr << "phasescale-operator: bad --log-level, --tick, --scrape-interval or --prometheus-timeout\n";
+    const std::optional<std::chrono::milliseconds> stuck_after =
+        stuck_after_text.empty() && tick ? std::max<std::chrono::milliseconds>(*tick * 5, std::chrono::seconds(60))
+                                         : parse_duration(stuck_after_text);
+    if (!level || !tick || !scrape || !prom_timeout || !stuck_after) {
+        std::cerr << "phasescale-operator: bad --log-level, --tick, --scrape-interval, --prometheus-timeout or --stuck-after\n";
         return 2;
     }
     if (prometheus_url.empty()) {
@@ -297,18 +304,24 @@ int main(int argc, char** argv) {
     try {
         kube::Config config = kubeconfig.empty() ? kube::Config::load_default(context)
                                                  : kube::Config::from_kubeconfig(std::filesystem::path(kubeconfig), context);
+        config.allow_http = allow_http_kube;
         config.qps = kube_qps;
         config.burst = kube_burst;
-        config.allow_http = allow_http_kube;
+        // The Lease has a client of its own; every other write goes through a fence that is open
+        // only while this replica holds a fresh lease, so one that lost it mid-tick or mid-pass
+        // (a slow Prometheus, a paused process) writes nothing.
+        const kube::Config lease_config = config;
+        std::unique_ptr<kube::LeaderElector> elector;
+        if (leader_elect) config.write_fence = [&elector] { return elector && elector->holds_fresh_lease(); };
         kube::Client kube_client(config);
         Metrics metrics;
 
         prom::ClientConfig prom_config;
         prom_config.url = prometheus_url;
         prom_config.bearer_token_file = token_file;
+        prom_config.ca_file = prometheus_ca_file;
         prom_config.timeout = *prom_timeout;
         prom_config.user_agent = "phasescale-operator";
-        prom_config.ca_file = prometheus_ca_file;
         prom_config.observer = [&metrics](const prom::RequestRecord& r) {
             const std::string endpoint(r.endpoint);
             metrics.prom_latency.Add({{"endpoint", endpoint}}, Metrics::latency_buckets()).Observe(r.latency.count());
@@ -318,9 +331,9 @@ int main(int argc, char** argv) {
 
         control::ReconcilerOptions options;
         options.namespaces = split(namespaces_text, ',');
+        options.allowed_prometheus_urls = split(allowed_prometheus_text, ',');
         options.tick = *tick;
         options.scrape_interval = *scrape;
-        options.allowed_prometheus_urls = split(allowed_prometheus_text, ',');
         options.prometheus_timeout = *prom_timeout;
         options.write_workers = write_workers;
         control::ReconcilerHooks hooks;
@@ -344,7 +357,16 @@ int main(int argc, char** argv) {
                 return std::pair<int, std::string>{200, s.Serialize(metrics.registry->Collect())};
             },
             "text/plain; version=0.0.4");
-        TextHandler healthz([] { return std::pair<int, std::string>{200, "ok\n"}; }, "text/plain");
+        // Alive while the loop goes round (a follower too); a tick stuck past the window fails.
+        std::atomic<std::chrono::steady_clock::rep> loop_at{std::chrono::steady_clock::now().time_since_epoch().count()};
+        TextHandler healthz(
+            [&] {
+                const std::chrono::steady_clock::time_point at{std::chrono::steady_clock::duration(loop_at.load())};
+                const bool stuck = std::chrono::steady_clock::now() - at > *stuck_after;
+                return stuck ? std::pair<int, std::string>{503, "no tick has ended for too long\n"}
+                             : std::pair<int, std::string>{200, "ok\n"};
+            },
+            "text/plain");
         TextHandler readyz(
             [&] {
                 return ready ? std::pair<int, std::string>{200, "ok\n"} : std::pair<int, std::string>{503, "not ready\n"};
@@ -387,7 +409,6 @@ int main(int argc, char** argv) {
             }
         } join_signals{signals, mutex, stopping};
 
-        std::unique_ptr<kube::LeaderElector> elector;
         if (leader_elect) {
             kube::LeaderElectionConfig lc;
             lc.lease_namespace = lease_namespace.empty() ? config.default_namespace : lease_namespace;
@@ -408,7 +429,7 @@ int main(int argc, char** argv) {
                 logger.log("info", "stopped leading");
             };
             cb.on_new_leader = [](const std::string& who) { logger.log("info", "leader", {{"identity", who}}); };
-            elector = std::make_unique<kube::LeaderElector>(kube_client, lc, cb);
+            elector = std::make_unique<kube::LeaderElector>(kube::Client(lease_config), lc, cb);
             elector->start();
         } else {
             metrics.leader.Set(1);
@@ -450,6 +471,7 @@ int main(int argc, char** argv) {
                 wake.wait_until(lock, next, [&] { return stopping; });
                 if (stopping) break;
             }
+            loop_at = std::chrono::steady_clock::now().time_since_epoch().count();
             next += *tick;
             if (std::chrono::steady_clock::now() > next) next = std::chrono::steady_clock::now() + *tick;
             if (!leading) continue;

@@ -1,6 +1,7 @@
 // Model files: one JSON document, read with every field checked so that a bad file is refused
 // with the field at fault (and never half loaded), and written so that doubles round-trip exactly.
 
+#include <phasescale/model/atomic_file.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/model.hpp>
 
@@ -17,9 +18,7 @@
 #include <memory>
 #include <set>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace phasescale::model {
 namespace {
@@ -661,34 +660,9 @@ void save_model(const PhaseModel& model, const std::string& path) {
     rethrow(e, path + ": not saved");
   }
 
-  // mkstemp: a fresh name beside the target, so the rename stays within one file system.
-  std::string temp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw InputError(path + ": cannot write: " + std::strerror(errno));
-  const auto failed = [&](const char* what) {
-    const int error = errno;
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw InputError(path + ": " + what + ": " + std::strerror(error));
-  };
-  if (::fchmod(fd, 0644) != 0) failed("cannot write");
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) failed("cannot write");
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) failed("cannot write");
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    throw InputError(path + ": cannot write: " + std::strerror(error));
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    throw InputError(path + ": cannot replace: " + std::strerror(error));
-  }
+  AtomicFile file(path);
+  file.write(text.data(), text.size());
+  file.commit();
 }
 
 }  // namespace phasescale::model

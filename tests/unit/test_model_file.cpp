@@ -305,15 +305,15 @@ TEST_CASE("save_model and load_model go through a file atomically", "[model-file
 
   const std::string nowhere = dir.path("no/such/dir/model.json");
   REQUIRE_THROWS_WITH(save_model(model, nowhere),
-                      nowhere + ": cannot write: No such file or directory");
+                      nowhere + ": cannot create: No such file or directory");
   const std::string missing = dir.path("missing.json");
   REQUIRE_THROWS_WITH(load_model(missing), missing + ": cannot open: No such file or directory");
   const std::string folder = dir.path("folder");
   fs::create_directory(folder);
   REQUIRE_THROWS_WITH(load_model(folder), folder + ": cannot read: Is a directory");
-  // A failed rename removes the temporary file it leaves.
+  // A folder is refused before anything is written.
   const std::size_t files = dir.files();
-  REQUIRE_THROWS_WITH(save_model(model, folder), folder + ": cannot replace: Is a directory");
+  REQUIRE_THROWS_WITH(save_model(model, folder), folder + ": is a folder, not a file");
   CHECK(dir.files() == files);
   PhaseModel latin1 = model;
   latin1.features[0] = "caf\xe9";
