@@ -209,6 +209,16 @@ spec:
   selector: {}
   model: {configMap: {name: models, key: m.json}}
 YAML
+# A tenant naming a Prometheus of its own: the operator's credentials never go there.
+kubectl create namespace e2e-tenant > /dev/null
+kubectl apply -f - > /dev/null <<YAML
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: elsewhere, namespace: e2e-tenant}
+spec:
+  selector: {}
+  prometheus: {url: "http://user:hunter2@127.0.0.1:9/"}
+YAML
 for ns in "${namespaces[@]}"; do
     wait_for 60 bash -c "[[ \$(kubectl get pods -n $ns -o jsonpath='{.items[*].status.phase}') == 'Running Running Running' ]]" ||
         { echo "FAIL: pods of $ns not Running"; exit 1; }
@@ -255,7 +265,7 @@ bg_pids+=($poller_pid)
 # The operator.
 metrics_port=$(free_port)
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
-    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa" --metrics-addr "127.0.0.1:$metrics_port" \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
     --leader-elect --lease-namespace default --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
 bg_pids+=($operator_pid)
@@ -321,6 +331,8 @@ check "RestartContainer: ResizeBlocked True, reason RestartRequired" wait_for 10
 check "RestartContainer: the pod is not resized" test "$(kubectl get pod restarter -n e2e-blocked -o jsonpath='{.metadata.generation}')" == 1
 check "RestartContainer: a ResizeBlocked event" bash -c \
     "kubectl get events -n e2e-blocked -o json | jq -e '[.items[] | select(.reason == \"ResizeBlocked\")] | length >= 1' > /dev/null"
+check "a Prometheus URL the installer did not allow: Ready False, PrometheusNotAllowed, credentials redacted" bash -c \
+    "kubectl get pas elsewhere -n e2e-tenant -o json | jq -e '.status.conditions[] | select(.type == \"Ready\" and .status == \"False\" and .reason == \"PrometheusNotAllowed\" and (.message | contains(\"***@127.0.0.1\")) and (.message | contains(\"hunter2\") | not))' > /dev/null"
 check "a bad model shows as ModelLoaded False" bash -c \
     "kubectl get pas broken -n e2e-bad -o json | jq -e '.status.conditions[] | select(.type == \"ModelLoaded\" and .status == \"False\" and .reason == \"ModelError\")' > /dev/null"
 vpa_reported() {
@@ -442,8 +454,8 @@ check "the operator logs JSON lines" bash -c "head -n 5 '$work/operator.log' | j
 # A restarted operator rebuilds its state from the pods' annotations and a range query: its
 # first tick knows every pod's phase (no label falls back to "unknown") and resizes nothing
 # (a pod it finds already sized starts with a cooldown).
-"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
-    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa" --metrics-addr "127.0.0.1:$metrics_port" \
+"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s --stuck-after 5s \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
     --log-level debug > "$work/operator-2.log" 2>&1 &
 bg_pids+=($!)
 first_tick() { grep -m1 '"msg":"tick"' "$work/operator-2.log"; }
@@ -457,6 +469,16 @@ if wait_for 30 first_tick; then
 else
     check "restart: the operator ticks again" false
 fi
+
+# A hung Prometheus (SIGSTOP: connections accepted, never answered) stalls the tick: /healthz
+# fails after --stuck-after, so that the kubelet would restart the operator; it recovers after.
+healthz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$metrics_port/healthz"; }
+prom_pid=$(pgrep -f -- "--web.listen-address=127.0.0.1:$prom_port" | head -n1)
+check "/healthz answers 200 while ticks end" test "$(healthz)" == 200
+kill -STOP "$prom_pid"
+check "a hung Prometheus: /healthz fails within --stuck-after plus a tick" wait_for 20 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$metrics_port/healthz) == 503 ]]"
+kill -CONT "$prom_pid"
+check "Prometheus back: /healthz answers 200 again" wait_for 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$metrics_port/healthz) == 200 ]]"
 
 stop_all_bg
 summary e2e
