@@ -196,6 +196,7 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
                                       {"version", "v1"},
                                       {"resource", "trainingjobs"},
                                       {"namespace", ns.name()},
+                                      {"maxReplicas", 6},
                                       {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
     cleanup.objects.push_back({loan::resources::capacity_loans, cl});
     auto status = [&] { return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object()); };

@@ -350,3 +350,41 @@ TEST_CASE("scaling curve annotation and pod requests", "[unit]") {
     CHECK(pod_requests(p, "nvidia.com/gpu") == 3);
     CHECK(pod_requests(p, "example.com/fpga") == 0);
 }
+
+TEST_CASE("a job's annotations narrow its CapacityLoan entry, never beyond it", "[unit][loan]") {
+    JobSource source;
+    source.min_replicas = 1;
+    source.max_replicas = 6;
+    source.gpus_per_worker = 4;
+    auto view_of = [&](const json& annotations, std::vector<std::string>& problems) {
+        JobView v;
+        v.min_replicas = source.min_replicas;
+        v.max_replicas = source.max_replicas;
+        v.gpus_per_worker = source.gpus_per_worker;
+        apply_job_annotations(annotations, source, "ns/job", v, problems);
+        return v;
+    };
+    std::vector<std::string> problems;
+    JobView v = view_of({{kMinReplicasAnnotation, "2"}, {kMaxReplicasAnnotation, "3"}}, problems);
+    CHECK(problems.empty());
+    CHECK(v.min_replicas == 2);
+    CHECK(v.max_replicas == 3);
+
+    // A tenant asking for 2e9 workers (once 2.1 GB of planner tables), or a number that wraps.
+    for (const std::string bad : {"2000000000", "7", "4294967298", "1e9", "-1", "0"}) {
+        problems.clear();
+        v = view_of({{kMaxReplicasAnnotation, bad}}, problems);
+        INFO(bad);
+        CHECK(v.max_replicas == 6);  // the entry's value stands
+        REQUIRE(problems.size() == 1);
+        CHECK_THAT(problems[0], Catch::Contains("ns/job") && Catch::Contains("[1, 6]") && Catch::Contains("CapacityLoan's limits"));
+    }
+    problems.clear();
+    v = view_of({{kGpusPerWorkerAnnotation, "100000"}, {kRemainingSecondsAnnotation, "1e300"}}, problems);
+    CHECK(v.gpus_per_worker == 4);
+    CHECK(problems.size() == 2);
+    problems.clear();
+    v = view_of({{kMaxReplicasAnnotation, std::string(100000, '9')}}, problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].size() < 200);  // the value is quoted short
+}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <ctime>
 
 namespace phasescale::loan {
@@ -22,16 +23,22 @@ const json& metadata(const json& o) {
     return o.is_object() && o.contains("metadata") && o["metadata"].is_object() ? o["metadata"] : empty;
 }
 
+// An int, or nothing for anything that is not one or does not fit (never a wrapped value).
 std::optional<int> int_of(const json& v) {
-    if (v.is_number_integer()) return v.get<int>();
-    if (v.is_number()) return static_cast<int>(v.get<double>());
+    auto fits = [](double d) -> std::optional<int> {
+        if (!(d >= std::numeric_limits<int>::min() && d <= std::numeric_limits<int>::max())) return std::nullopt;
+        return static_cast<int>(d);
+    };
+    if (v.is_number_unsigned()) return fits(static_cast<double>(v.get<std::uint64_t>()));
+    if (v.is_number_integer()) return fits(static_cast<double>(v.get<std::int64_t>()));
+    if (v.is_number()) return fits(v.get<double>());
     if (!v.is_string()) return std::nullopt;
     try {
         std::size_t used = 0;
         const std::string s = v.get<std::string>();
-        const long n = std::stol(s, &used);
+        const long long n = std::stoll(s, &used);
         if (used != s.size()) return std::nullopt;
-        return static_cast<int>(n);
+        return fits(static_cast<double>(n));
     } catch (...) {
         return std::nullopt;
     }
@@ -161,6 +168,44 @@ bool Controller::wait_for_sync(std::chrono::milliseconds timeout) const {
     if (!nodes_->wait_for_sync(timeout)) return false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     return pods_->wait_for_sync(std::max(left, std::chrono::milliseconds(0)));
+}
+
+// A job's annotations narrow what its CapacityLoan entry says, never beyond it: replicas within
+// [1, the entry's maxReplicas] (a tenant cannot make one job take every spare GPU, or the
+// planner's tables huge), GPUs per worker within [1, 1024]; anything else is a problem, and the
+// entry's value stands.
+void apply_job_annotations(const json& annotations, const JobSource& source, const std::string& who, JobView& v,
+                           std::vector<std::string>& problems) {
+    auto annotation = [&](const char* k) -> std::optional<std::string> {
+        if (annotations.is_object() && annotations.contains(k) && annotations[k].is_string())
+            return annotations[k].get<std::string>();
+        return std::nullopt;
+    };
+    auto int_annotation = [&](const char* k, int& out, int lo, int hi) {
+        if (auto a = annotation(k)) {
+            const std::string shown = a->size() > 40 ? a->substr(0, 40) + "..." : *a;
+            auto n = int_of(json(*a));
+            if (n && *n >= lo && *n <= hi) out = *n;
+            else problems.push_back(who + ": annotation " + k + " (\"" + shown + "\") is not an integer in [" +
+                                    std::to_string(lo) + ", " + std::to_string(hi) + "], the CapacityLoan's limits");
+        }
+    };
+    int_annotation(kMinReplicasAnnotation, v.min_replicas, 1, source.max_replicas);
+    int_annotation(kMaxReplicasAnnotation, v.max_replicas, 1, source.max_replicas);
+    int_annotation(kGpusPerWorkerAnnotation, v.gpus_per_worker, 1, 1024);
+    if (v.max_replicas < v.min_replicas) {
+        problems.push_back(who + ": max replicas below min replicas, taken as min");
+        v.max_replicas = v.min_replicas;
+    }
+    if (auto a = annotation(kRemainingSecondsAnnotation)) {
+        auto d = double_of(*a);
+        if (d && *d >= 0 && *d <= 1e9) v.remaining_seconds = *d;
+        else problems.push_back(who + ": annotation " + std::string(kRemainingSecondsAnnotation) + " is not a number in [0, 1e9]");
+    }
+    if (auto a = annotation(kScalingCurveAnnotation)) {
+        if (auto c = parse_curve(*a)) v.curve = *c;
+        else problems.push_back(who + ": annotation " + std::string(kScalingCurveAnnotation) + " is malformed");
+    }
 }
 
 void Controller::run(std::stop_token stop, const std::function<bool()>& active) {
@@ -315,35 +360,8 @@ void Controller::reconcile_one(const json& loan, std::set<std::string>& claimed,
                 v.max_replicas = source.max_replicas;
                 v.gpus_per_worker = source.gpus_per_worker;
                 v.remaining_seconds = source.remaining_seconds;
-                const json ann = md.value("annotations", json::object());
-                auto annotation = [&](const char* k) -> std::optional<std::string> {
-                    if (ann.is_object() && ann.contains(k) && ann[k].is_string()) return ann[k].get<std::string>();
-                    return std::nullopt;
-                };
                 const std::string who = ns + "/" + job_name;
-                auto int_annotation = [&](const char* k, int& out, int lo_bound) {
-                    if (auto a = annotation(k)) {
-                        auto n = int_of(json(*a));
-                        if (n && *n >= lo_bound) out = *n;
-                        else problems.push_back(who + ": annotation " + k + " is not an integer >= " + std::to_string(lo_bound));
-                    }
-                };
-                int_annotation(kMinReplicasAnnotation, v.min_replicas, 1);
-                int_annotation(kMaxReplicasAnnotation, v.max_replicas, 1);
-                int_annotation(kGpusPerWorkerAnnotation, v.gpus_per_worker, 1);
-                if (v.max_replicas < v.min_replicas) {
-                    problems.push_back(who + ": max replicas below min replicas, taken as min");
-                    v.max_replicas = v.min_replicas;
-                }
-                if (auto a = annotation(kRemainingSecondsAnnotation)) {
-                    auto d = double_of(*a);
-                    if (d && *d >= 0) v.remaining_seconds = *d;
-                    else problems.push_back(who + ": annotation " + std::string(kRemainingSecondsAnnotation) + " is not a number >= 0");
-                }
-                if (auto a = annotation(kScalingCurveAnnotation)) {
-                    if (auto c = parse_curve(*a)) v.curve = *c;
-                    else problems.push_back(who + ": annotation " + std::string(kScalingCurveAnnotation) + " is malformed");
-                }
+                apply_job_annotations(md.value("annotations", json::object()), source, who, v, problems);
                 try {
                     const json scale = kube_.get_scale(source.resource, ns, job_name);
                     v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;

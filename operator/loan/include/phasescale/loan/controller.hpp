@@ -96,6 +96,12 @@ private:
 void trim_node(nlohmann::json& node);
 void trim_pod(nlohmann::json& pod);
 
+// A job's annotations (kMinReplicasAnnotation...) over its CapacityLoan entry's values in `v`:
+// replicas only within [1, source.max_replicas], GPUs per worker within [1, 1024]; a value out
+// of bounds leaves the entry's and adds a problem naming `who`.
+void apply_job_annotations(const nlohmann::json& annotations, const JobSource& source, const std::string& who,
+                           JobView& v, std::vector<std::string>& problems);
+
 // The sum of the containers' requests of `resource` (whole units) in a pod.
 int pod_requests(const nlohmann::json& pod, const std::string& resource);
 
