@@ -65,29 +65,29 @@ Command add_cluster_gen_command(CLI::App& parent) {
       "The same options give the same files, byte for byte. docs/cluster-sim.md describes both formats, the "
       "distributions and every parameter.");
   app->add_option("--seed", o.seed, "Seed of every random choice")->type_name("S");
-  app->add_option("--days", o.days, "Length of the trace in days")->check(CLI::PositiveNumber);
+  app->add_option("--days", o.days, "Length of the trace in days")->check(CLI::Range(1e-6, 3650.0));
   app->add_option("--jobs-out", a->jobs_out, "Where to write the job CSV; - for stdout")->required()->type_name("JOBS.csv");
   app->add_option("--load-out", a->load_out, "Where to write the load CSV; - for stdout")->required()->type_name("LOAD.csv");
-  app->add_option("--jobs-per-day", o.jobs_per_day, "Mean job submissions per day")->check(CLI::NonNegativeNumber);
+  app->add_option("--jobs-per-day", o.jobs_per_day, "Mean job submissions per day")->check(CLI::Range(0.0, 1e6));
   app->add_option("--submit-swing", o.submit_swing, "Submission rate varies by +- this share over the day")
       ->check(CLI::Range(0.0, 1.0));
   app->add_option("--median-duration", o.median_duration_s, "Median job duration at base demand, seconds (lognormal)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1.0, 1e9));
   app->add_option("--duration-sigma", o.duration_sigma, "Standard deviation of log(duration): the tail's weight")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 10.0));
   app->add_option("--max-duration", o.max_duration_s, "Longest job duration, seconds (longer draws are redrawn)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1.0, 1e9));
   app->add_option("--elastic-share", o.elastic.share, "Share of jobs that are elastic")->check(CLI::Range(0.0, 1.0));
   app->add_option("--max-scale", o.elastic.max_scale, "An elastic job's max workers = min workers x this")
       ->check(CLI::Range(2, 64));
-  app->add_option("--load-interval", o.load_interval_s, "Seconds between inference load points")->check(CLI::PositiveNumber);
+  app->add_option("--load-interval", o.load_interval_s, "Seconds between inference load points")->check(CLI::Range(1.0, 86400.0));
   app->add_option("--load-trough", o.load_trough, "Share of inference servers needed at the daily low")
       ->check(CLI::Range(0.0, 1.0));
   app->add_option("--load-peak", o.load_peak, "Share of inference servers needed at the daily peak")
       ->check(CLI::Range(0.0, 1.0));
   app->add_option("--peak-hour", o.peak_hour, "Hour of the day of the peak, from the trace start")->check(CLI::Range(0.0, 24.0));
   app->add_option("--load-noise", o.load_noise, "Standard deviation of the noise on each load point")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 1.0));
   return {app, [a] { return run_cluster_gen(*a); }};
 }
 

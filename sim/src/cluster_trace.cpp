@@ -288,18 +288,36 @@ int weighted(model::Random& random, const int (&values)[N], const double (&weigh
   return values[N - 1];
 }
 
+// What one trace may hold: beyond these a run takes gigabytes or hours, never a useful trace.
+constexpr double kMaxDays = 3650, kMaxJobs = 1e7, kMaxLoadPoints = 1e7, kMaxSigma = 10, kMaxDurationS = 1e9;
+
 void check(const ClusterGenOptions& o) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (!(o.days > 0)) fail("days must be positive");
+  if (!(o.days > 0 && o.days <= kMaxDays)) fail("days must be in (0, 3650]");
   if (!(o.jobs_per_day >= 0)) fail("jobs per day must be at least 0");
+  if (!(o.days * o.jobs_per_day <= kMaxJobs)) fail("days x jobs per day must be at most 10,000,000 jobs");
   if (!(o.submit_swing >= 0 && o.submit_swing <= 1)) fail("submit swing must be in [0, 1]");
-  if (!(o.median_duration_s > 0) || !(o.duration_sigma >= 0)) fail("durations need a positive median and sigma >= 0");
-  if (!(o.max_duration_s >= o.median_duration_s)) fail("max duration must be at least the median");
+  if (!(o.median_duration_s >= 1) || !(o.duration_sigma >= 0 && o.duration_sigma <= kMaxSigma))
+    fail("durations need a median of at least 1 s and a sigma in [0, 10]");
+  if (!(o.max_duration_s >= o.median_duration_s && o.max_duration_s <= kMaxDurationS))
+    fail("max duration must be at least the median and at most 1e9 s");
   if (!(o.elastic.share >= 0 && o.elastic.share <= 1)) fail("elastic share must be in [0, 1]");
   if (o.elastic.max_scale < 2) fail("max scale must be at least 2");
-  if (!(o.load_interval_s > 0)) fail("load interval must be positive");
+  if (!(o.load_interval_s > 0 && o.days * 86400 / o.load_interval_s <= kMaxLoadPoints))
+    fail("load interval must be positive, and days x 86400 / load interval at most 10,000,000 load points");
   if (!(o.load_trough >= 0 && o.load_trough <= o.load_peak && o.load_peak <= 1)) fail("need 0 <= trough <= peak <= 1");
   if (!(o.load_noise >= 0)) fail("load noise must be at least 0");
+}
+
+// A lognormal duration within [1 s, max]: out-of-range draws are redrawn, a bounded number of
+// times (the last one is clamped), so that no setting loops forever.
+double draw_duration(model::Random& random, const ClusterGenOptions& o) {
+  double d = 0;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    d = std::round(o.median_duration_s * std::exp(o.duration_sigma * random.normal()));
+    if (d >= 1 && d <= o.max_duration_s) return d;
+  }
+  return std::clamp(d, 1.0, o.max_duration_s);
 }
 
 }  // namespace
@@ -326,9 +344,7 @@ std::vector<ClusterJob> generate_cluster_jobs(const ClusterGenOptions& o) {
     static const double worker_weights[] = {0.7, 0.15, 0.08, 0.05, 0.02};
     job.gpus_per_worker = weighted(random, gpw, gpw_weights);
     job.min_workers = job.max_workers = weighted(random, workers, worker_weights);
-    do {
-      job.duration_s = std::round(o.median_duration_s * std::exp(o.duration_sigma * random.normal()));
-    } while (job.duration_s > o.max_duration_s || job.duration_s < 1);
+    job.duration_s = draw_duration(random, o);
     jobs.push_back(std::move(job));
   }
   ElasticRule rule = o.elastic;

@@ -363,3 +363,27 @@ TEST_CASE("cluster trace: a Philly window and the measured scaling curves", "[cl
   const auto mine = job_curve(bert, 2);
   CHECK(mine.speedup(2, 4) == Approx(bert.speedup(6, 12)));
 }
+
+TEST_CASE("cluster-gen refuses settings that would loop forever or take gigabytes", "[cluster]") {
+  const std::vector<std::function<void(ClusterGenOptions&)>> absurd = {
+      [](ClusterGenOptions& o) { o.duration_sigma = 1e300; },
+      [](ClusterGenOptions& o) { o.median_duration_s = 0.001; o.duration_sigma = 0; },  // rounds to 0 s
+      [](ClusterGenOptions& o) { o.days = 1e9; },
+      [](ClusterGenOptions& o) { o.days = 3650; o.jobs_per_day = 1e6; },
+      [](ClusterGenOptions& o) { o.load_interval_s = 1e-300; },
+      [](ClusterGenOptions& o) { o.max_duration_s = 1e308; },
+  };
+  for (const auto& change : absurd) {
+    ClusterGenOptions o;
+    change(o);
+    CHECK_THROWS_AS(generate_cluster_jobs(o), std::invalid_argument);
+  }
+  // The widest allowed tail still ends: out-of-range draws are redrawn a bounded number of times.
+  ClusterGenOptions wide;
+  wide.days = 1;
+  wide.jobs_per_day = 50;
+  wide.duration_sigma = 10;
+  wide.median_duration_s = 1;
+  wide.max_duration_s = 1;
+  for (const ClusterJob& j : generate_cluster_jobs(wide)) CHECK(j.duration_s == 1);
+}
