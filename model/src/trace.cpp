@@ -192,12 +192,17 @@ std::string number_error(std::string_view text) {
   parse_number(text, x, r);
   text = trim(text);
   if (text.empty()) return "empty value, expected a number";
+  // At most 60 characters of the input: a bad field can be a megabyte long.
   std::string quoted(1, '"');  // built piecewise: GCC 12 warns falsely on "\"" + string
-  quoted.append(text).push_back('"');
+  quoted.append(text.substr(0, 60)).append(text.size() > 60 ? "...\"" : "\"");
   if (r.ec == std::errc::result_out_of_range) return quoted + " is out of range for a double";
   if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return quoted + " is not a number";
   return quoted + " is not a finite number";
 }
+
+// Samples are unix seconds up to the year 5138, and usage (cores, bytes, rates) neither negative
+// nor beyond 1e18: anything else is a broken trace, not a workload.
+constexpr double kLatestTime = 1e11, kLargestValue = 1e18;
 
 struct Building {
   Execution execution;
@@ -241,6 +246,7 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
     if (found == header.size()) {
       std::string have;
       for (const auto& h : header) have += (have.empty() ? "" : ", ") + h;
+      if (have.size() > 200) have = have.substr(0, 200) + "...";
       throw InputError(path + ":" + std::to_string(line) + ": missing column \"" + name +
                        "\" (header has: " + have + ")");
     }
@@ -296,14 +302,18 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
     Execution& e = b.execution;
 
     const double t = number(time_field, options.time_column);
-    if (!e.timestamps.empty() && t < e.timestamps.back()) {
-      fail(time_field, "time goes backwards for " + options.id_column + " \"" + e.id +
-                           "\": " + format_number(t) + " after " +
-                           format_number(e.timestamps.back()) + " (line " +
-                           std::to_string(e.lines.back()) + ")");
+    if (!(t >= 0 && t <= kLatestTime)) fail(time_field, "column \"" + options.time_column + "\": not a unix time in seconds");
+    if (!e.timestamps.empty() && t <= e.timestamps.back()) {
+      fail(time_field, std::string(t == e.timestamps.back() ? "a second sample at the same time" : "time goes backwards") +
+                           " for " + options.id_column + " \"" + e.id + "\": " + format_number(t) + " after " +
+                           format_number(e.timestamps.back()) + " (line " + std::to_string(e.lines.back()) + ")");
     }
     for (std::size_t k = 0; k < width; ++k) {
-      b.values.push_back(number(value_fields[k], options.columns[k]));
+      const double x = number(value_fields[k], options.columns[k]);
+      if (!(x >= 0 && x <= kLargestValue))
+        fail(value_fields[k], "column \"" + options.columns[k] + "\": " + format_number(x) +
+                                  (x < 0 ? " is negative (usage never is)" : " is beyond any machine (at most 1e18)"));
+      b.values.push_back(x);
     }
     e.timestamps.push_back(t);
     e.lines.push_back(line);
