@@ -25,7 +25,7 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
   return static_cast<std::size_t>(at - stats.usage_columns.begin());
 }
 
-// The fallback's estimate gets the policy's margins and floors in provision().
+// The fallback's estimate gets the policy's margins and floors in size() and provision().
 WindowOptions fallback_options(const PhaseOptions& o) {
   WindowOptions w = o.fallback;
   w.margins = {};
@@ -179,9 +179,11 @@ void PhaseRecommender::follow_phase(const Sample& sample) {
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
   const std::optional<Amount> want = estimate(next);
   if (!want || observed_ < options_.first_resize_samples) return std::nullopt;
-  const Allocation a = provision(*want);
-  last_cpu_ = a.request.cpu;
-  return a;
+  const Amount sized = size(*want);
+  // The CPU margin adapts to what the estimate missed, not to what the step bound held back:
+  // else a bounded step would count as a miss and inflate the margin for good.
+  last_cpu_ = sized.cpu;
+  return provision(sized);
 }
 
 // What the container is expected to use next, before margins and floors.
@@ -251,19 +253,20 @@ double PhaseRecommender::upcoming_memory() const {
 }
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
-// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there); then one
-// step from the requests in force at most (step_bounded); memory never below an OOM bump. Every
-// recommendation passes here, the operator's and the simulator's alike.
-Allocation PhaseRecommender::provision(Amount want) const {
-  auto size = [](double estimate, double latest, double headroom, double margin) {
+// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there).
+Amount PhaseRecommender::size(Amount want) const {
+  auto sized = [](double estimate, double latest, double headroom, double margin) {
     return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));
   };
-  const double cpu_margin = options_.margins.cpu + adapted_.cpu;
-  const double memory_margin = options_.margins.memory + adapted_.memory;
-  const double cpu = size(want.cpu, latest_usage_.cpu, options_.headroom.cpu, cpu_margin);
-  const double memory = size(want.memory, projected_memory(), options_.headroom.memory, memory_margin);
-  return guaranteed({step_bounded(cpu, cpu_in_force_, options_.cpu_keep),
-                     std::max(step_bounded(memory, memory_in_force_, options_.memory_keep), oom_floor_)});
+  return {sized(want.cpu, latest_usage_.cpu, options_.headroom.cpu, options_.margins.cpu + adapted_.cpu),
+          sized(want.memory, projected_memory(), options_.headroom.memory, options_.margins.memory + adapted_.memory)};
+}
+
+// One step from the requests in force at most (step_bounded); memory never below an OOM bump.
+// Every recommendation passes here, the operator's and the simulator's alike.
+Allocation PhaseRecommender::provision(Amount sized) const {
+  return guaranteed({step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep),
+                     std::max(step_bounded(sized.memory, memory_in_force_, options_.memory_keep), oom_floor_)});
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request

@@ -237,7 +237,7 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
     ContainerTracker t(model_ptr(), spec);
     std::optional<policy::Allocation> rec;
-    for (int i = 0; i < 8; ++i) {  // the first resize waits for 8 samples of its own
+    for (int i = 0; i < 6; ++i) {
         TrackerStep s = t.step(input(100 + i, 0.3, 0.5 * GiB));
         CHECK(s.observed);
         rec = s.recommendation;
@@ -289,7 +289,7 @@ TEST_CASE("tracker: an OOM kill with a new restart count bumps memory once", "[u
     in.restart_count = 1;
     in.last_oom_killed = true;  // from before we saw it: not ours
     CHECK_FALSE(t.step(in).oom_killed);
-    for (int i = 1; i < 8; ++i) {
+    for (int i = 1; i < 5; ++i) {
         in.timestamp = 100 + i;
         CHECK_FALSE(t.step(in).oom_killed);  // same restart count
     }

@@ -573,3 +573,20 @@ TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy]
   CHECK(a->request.memory == Approx(4.8 * GiB));
   CHECK(a->request.cpu <= 2);
 }
+
+TEST_CASE("phase: a step held back by the bound is no miss for the CPU margin", "[policy][phase]") {
+  const model::PhaseModel m = two_phase_model();
+  PhaseOptions o;
+  o.first_resize_samples = 0;
+  o.margins = {0.1, 0};
+  o.cpu_target = 0.95;
+  PhaseRecommender r(m, o);
+  Feed feed{r};
+  // 3 cores in use, 1 in force: every recommendation is held at 2 cores, below the usage.
+  for (int i = 0; i < 20; ++i) CHECK(feed(3, 3 * GiB).value_or(Allocation{}).request.cpu <= 2 + 1e-9);
+  // Once 4 cores are in force, the estimate's own margin shows: no more than the 10% given
+  // (20 counted misses would have added about 0.05 * 0.95 * 20 = 0.95 to it).
+  const std::optional<Allocation> a = feed(3, 3 * GiB, false, {4, 8 * GiB});
+  REQUIRE(a);
+  CHECK(a->request.cpu <= 3 * 1.1 + 1e-9);
+}

@@ -59,8 +59,10 @@ struct PhaseOptions {
   // is the exception (its bump). 0: no bound.
   double max_growth = 2;
   // A container is first resized once this many of its own samples have been observed: never
-  // on the model's statistics alone.
-  std::size_t first_resize_samples = 8;
+  // on the model's statistics alone. 4 is when a model of 3 samples of history (the default
+  // model's) knows a first phase anyway; more delays first resizes past start-up ramps and cost
+  // an OOM kill on the torch runs (bench/savings.sh).
+  std::size_t first_resize_samples = 4;
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
@@ -96,7 +98,8 @@ class PhaseRecommender : public Recommender {
   std::optional<double> own_quantile(int phase, double Amount::*resource, double q) const;
   double projected_memory() const;
   double horizon_samples() const;
-  Allocation provision(Amount want) const;
+  Amount size(Amount want) const;
+  Allocation provision(Amount sized) const;
   double step_bounded(double wanted, double in_force, double keep) const;
   void adapt(const Sample& sample);
   void follow_phase(const Sample& sample);
@@ -123,7 +126,7 @@ class PhaseRecommender : public Recommender {
   std::vector<Ring<Amount>> seen_in_phase_;
   double oom_floor_ = 0;
   Margins adapted_;  // added to the margins by the online risk targets
-  std::optional<double> last_cpu_;  // the CPU request last recommended
+  std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
 };
 
 }  // namespace phasescale::policy
