@@ -104,6 +104,7 @@ Command add_generate_command(CLI::App& parent) {
       ->required()
       ->type_name("N")
       ->check(number_at_least(1, "at least 1"))
+      ->check(CLI::Range(1.0, 100000.0))
       ->default_str("");
   app->add_option("--seed", o.seed,
                   "Seed of every random choice: the same seed, the same traces; job i is the "
@@ -115,10 +116,12 @@ Command add_generate_command(CLI::App& parent) {
   app->add_option("--interval", o.interval_s,
                   "Mean seconds between samples; each step varies by up to 20% either way")
       ->type_name("SECONDS")
-      ->check(number_at_least(1, "at least 1 (timestamps are whole seconds)"));
+      ->check(number_at_least(1, "at least 1 (timestamps are whole seconds)"))
+      ->check(CLI::Range(1.0, 86400.0));
   app->add_option("--start-time", o.start_time, "Unix time at which the first job starts")
       ->type_name("SECONDS")
       ->check(number_at_least(0, "a unix time (non-negative)"))
+      ->check(CLI::Range(0.0, 1e10))
       ->default_str("1700000000");
 
   return {app, [args] { return run_generate(*args); }};

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,20 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kUsageError;
   }
 
+  std::string running;
   try {
     for (const Command& command : commands) {
-      if (command.app->parsed()) return command.run();
+      if (!command.app->parsed()) continue;
+      running = command.app->get_name();
+      return command.run();
     }
     return kUsageError;  // unreachable: a subcommand is required
+  } catch (const std::bad_alloc&) {
+    const std::string message = "out of memory in `phasescale " + running +
+                                "`: the inputs or options (trace size, --jobs, --hidden, --history...) need more "
+                                "memory than there is";
+    report(message.c_str());
+    return kRunError;
   } catch (const UsageError& e) {
     report(e.what());
     std::fprintf(stderr, "Run with --help for more information.\n");

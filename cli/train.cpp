@@ -184,17 +184,21 @@ void add_training_options(CLI::App* app, model::TrainOptions& options) {
   const CLI::Validator below_one =
       number_that_is("in [0, 1)", [](double v) { return v >= 0 && v < 1; });
 
-  app->add_option("--hidden", p.hidden, "Hidden units of the CRBM")->check(positive);
+  // Upper bounds far above any useful model, below what exhausts memory or time.
+  auto from_one_to = [](double most) {
+    return number_that_is("in [1, " + format_number(most) + "]", [most](double v) { return v >= 1 && v <= most; });
+  };
+  app->add_option("--hidden", p.hidden, "Hidden units of the CRBM")->check(from_one_to(4096));
   app->add_option("--history", p.history, "Previous samples the CRBM is conditioned on")
-      ->check(positive);
-  app->add_option("--phases", p.phases, "Phases (k-means clusters)")->check(positive);
-  app->add_option("--epochs", p.epochs, "Training epochs")->check(positive);
+      ->check(from_one_to(1000));
+  app->add_option("--phases", p.phases, "Phases (k-means clusters)")->check(from_one_to(1000));
+  app->add_option("--epochs", p.epochs, "Training epochs")->check(from_one_to(1e6));
   app->add_option("--learning-rate", p.learning_rate, "SGD learning rate")
       ->check(positive);
   app->add_option("--batch", p.batch, "Slices per update (1 is the AI4DL reference)")
-      ->check(positive);
+      ->check(from_one_to(1e6));
   app->add_option("--cd-steps", p.cd_steps, "k of CD-k (Gibbs steps per update)")
-      ->check(positive);
+      ->check(from_one_to(1000));
   app->add_option("--momentum", p.momentum, "SGD momentum (0 disables)")
       ->check(below_one);
   app->add_option("--weight-decay", p.weight_decay, "L2 penalty on W, A and B (0 disables)")
@@ -203,7 +207,7 @@ void add_training_options(CLI::App* app, model::TrainOptions& options) {
                   "Stop after this many epochs without improvement (0 disables)")
       ->check(non_negative);
   app->add_option("--restarts", p.kmeans_restarts, "k-means++ restarts; the best one is kept")
-      ->check(positive);
+      ->check(from_one_to(1000));
   app->add_option("--seed", p.seed, "Seed of every random choice: the same seed, the same model")
       ->check(non_negative);
 

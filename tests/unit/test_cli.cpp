@@ -420,3 +420,32 @@ spec:
   CHECK(simulate({"--autoscaler", other}, "other.json").err.find("no document of kind PhaseAutoscaler") !=
         std::string::npos);
 }
+
+TEST_CASE("extreme numbers are refused at once with a plain message, never run", "[cli]") {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> absurd = {
+      {"train", "--trace", kData + "sample.csv", "--hidden", "1000000000", "--out", dir / "m.json"},
+      {"generate", "--jobs", "1e8", "--out", dir / "g.csv"},
+      {"generate", "--jobs", "1", "--start-time", "1e300", "--out", dir / "g.csv"},
+      {"cluster-gen", "--duration-sigma", "1e300", "--jobs-out", dir / "j.csv", "--load-out", dir / "l.csv"},
+      {"cluster-gen", "--load-interval", "1e-300", "--jobs-out", dir / "j.csv", "--load-out", dir / "l.csv"},
+      {"cluster-gen", "--days", "1e9", "--jobs-out", dir / "j.csv", "--load-out", dir / "l.csv"},
+  };
+  for (const auto& arguments : absurd) {
+    INFO(arguments[0] << " " << arguments[1] << " " << arguments[2]);
+    const Run run = run_cli(dir, arguments);
+    CHECK(run.code == 2);
+    CHECK_THAT(run.err, Catch::Contains("phasescale: error:"));
+    CHECK(run.err.size() < 300);  // no 309-digit bound
+  }
+  CHECK(dir.files() == 2);  // stdout and stderr: nothing else written
+}
+
+TEST_CASE("an output that cannot be written fails before any is written", "[cli]") {
+  TempDir dir;
+  const Run run = run_cli(dir, {"simulate", "--trace", kData + "sample.csv", "--policy", "vpa", "--json",
+                                dir / "report.json", "--html", dir / "missing/report.html"});
+  CHECK(run.code == 1);
+  CHECK_THAT(run.err, Catch::Contains("missing/report.html"));
+  CHECK(dir.files() == 2);  // no report.json
+}
