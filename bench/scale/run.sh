@@ -17,6 +17,11 @@
 # ended, and the operator's VmRSS/VmHWM (/proc/PID/status). Prints a table and a summary;
 # everything started is stopped at the end.
 #
+# It also reads the operator's open file descriptors and threads each tick, and ends with the
+# drift of RSS, descriptors, threads and tick time between the second and the last quarter of
+# the ticks (the first quarter fills the trackers); with MAX_RSS_DRIFT (percent) set, it fails
+# when RSS grew more than that, or descriptors or threads by more than 2: the soak (bench/soak.sh).
+#
 # Environment: BUILD (build dir, default build-scale), TICK (default 15s), TICKS (default 5),
 # SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory;
 # KUBE_QPS, KUBE_BURST, WRITE_WORKERS pass --kube-qps, --kube-burst, --write-workers (the
@@ -145,10 +150,12 @@ metric_sum() {  # metric_sum FILE NAME_REGEX: sum of the samples whose name matc
 scrape_metrics() { curl -fsS "http://127.0.0.1:$metrics_port/metrics" > "$1"; }
 ticks_done() { awk '/^phasescale_ticks_total/ {printf "%d\n", $2}' "$1"; }
 vm() { awk -v k="$1:" '$1 == k {printf "%.1f\n", $2 / 1024}' "/proc/$op/status"; }
+fds() { find "/proc/$op/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+threads() { awk '$1 == "Threads:" {print $2}' "/proc/$op/status"; }
 
 scrape_metrics "$work/m-0.prom"
 prev=$work/m-0.prom
-printf '%-5s %-9s %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s\n' tick seconds prom_q prom_req queued waiting api_req "api by verb" rss_MB hwm_MB | tee "$work/table.txt"
+printf '%-5s %-9s %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s\n' tick seconds prom_q prom_req queued waiting api_req "api by verb" rss_MB hwm_MB fds threads | tee "$work/table.txt"
 for ((k = 1; k <= ticks; k++)); do
     want=$(( $(ticks_done "$prev") + 1 ))
     until scrape_metrics "$work/m-$k.prom" && (( $(ticks_done "$work/m-$k.prom") >= want )); do sleep 0.2; done
@@ -164,10 +171,33 @@ for ((k = 1; k <= ticks; k++)); do
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$cur" | sort) \
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$prev" | sort) |
         awk '$2 - $3 > 0 {printf "%s%s=%d", sep, $1, $2 - $3; sep=","}')
-    printf '%-5s %-9.3f %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s\n' "$want" "$secs" "$pq" "$preq" "$queued" "$waiting" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" | tee -a "$work/table.txt"
+    printf '%-5s %-9.3f %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s\n' "$want" "$secs" "$pq" "$preq" "$queued" "$waiting" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" "$(fds)" "$(threads)" | tee -a "$work/table.txt"
     prev=$cur
 done
 log "pods tracked: $(awk '/^phasescale_pods_tracked/ {print $2}' "$prev"); resizes: $(grep '^phasescale_resizes_total' "$prev" | tr '\n' ' ')"
 grep '"tick"' "$work/operator.log" | tail -n 2 >&2 || true
 echo "operator warnings/errors in log: $(grep -c '"level":"error"\|"level":"warning"' "$work/operator.log" || true)" >&2
 echo "pods=$((per_ns * autoscalers)) autoscalers=$autoscalers nodes=$nodes tick=$tick scrape=$scrape cores=$(nproc)"
+
+# Drift: the mean of the last quarter of the ticks against that of the second quarter.
+awk -v max_rss="${MAX_RSS_DRIFT:-}" '
+    NR == 1 { next }
+    { n++; secs[n] = $2; rss[n] = $9; fd[n] = $11; th[n] = $12 }
+    function mean(a, from, to,   i, s) { s = 0; for (i = from; i <= to; i++) s += a[i]; return s / (to - from + 1) }
+    END {
+        q = int(n / 4); if (q < 1) { print "drift: too few ticks"; exit 0 }
+        a = q + 1; b = 2 * q; c = n - q + 1
+        split("tick_s rss_MB fds threads", names, " ")
+        bad = 0
+        for (k = 1; k <= 4; k++) {
+            if (k == 1) { m1 = mean(secs, a, b); m2 = mean(secs, c, n) }
+            if (k == 2) { m1 = mean(rss, a, b); m2 = mean(rss, c, n) }
+            if (k == 3) { m1 = mean(fd, a, b); m2 = mean(fd, c, n) }
+            if (k == 4) { m1 = mean(th, a, b); m2 = mean(th, c, n) }
+            pct = m1 > 0 ? 100 * (m2 - m1) / m1 : 0
+            printf "drift %-8s ticks %d-%d: %.3f, ticks %d-%d: %.3f (%+.1f%%)\n", names[k], a, b, m1, c, n, m2, pct
+            if (max_rss != "" && k == 2 && pct > max_rss) bad = 1
+            if (max_rss != "" && (k == 3 || k == 4) && m2 > m1 + 2) bad = 1  # a connection more or less is no leak
+        }
+        if (bad) { print "FAIL: the operator drifts (RSS beyond " max_rss "%, or more descriptors or threads)"; exit 1 }
+    }' "$work/table.txt"
