@@ -269,6 +269,32 @@ TEST_CASE("auth: token, client certificate, token file, RBAC denial", "[integrat
     CHECK(version["gitVersion"].get<std::string>().rfind("v1.", 0) == 0);
 }
 
+TEST_CASE("auth: a rotated token file is read again while the client runs", "[integration][token-rotation]") {
+    // The kubelet rewrites a projected service-account token before it expires; a client that
+    // kept the first one would be refused within the hour. Here the file changes from the
+    // viewer's token to the admin's under a running client.
+    const auto& env = testenv();
+    kube_test::TempDir tmp;
+    const auto file = tmp.path() / "token";
+    kube_test::write_file(file, env.viewer_token + "\n");
+    auto cfg = kube::Config::from_kubeconfig(env.kubeconfig);
+    cfg.token.clear();
+    cfg.token_file = file;
+    cfg.token_file_refresh = 500ms;
+    kube::Client client(cfg);
+    auto user = [&] {
+        json body = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}};
+        return client.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {}, body)["status"]["userInfo"]["username"].get<std::string>();
+    };
+    CHECK(user() == "viewer");
+    CHECK_THROWS_AS(client.list(kube::resources::pods, "default"), kube::Forbidden);
+    kube_test::write_file(file, env.admin_token + "\n");  // rotated
+    CHECK(kube_test::wait_until([&] { return user() == "admin"; }, 5s));
+    client.list(kube::resources::pods, "default");
+    kube_test::write_file(file, "");  // being rewritten: the last good token stays
+    CHECK(user() == "admin");
+}
+
 TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is refused", "[integration][tls]") {
     const auto& env = testenv();
     kube_test::TempDir tmp;

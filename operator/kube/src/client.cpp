@@ -25,7 +25,6 @@ namespace hc = web::http::client;
 
 namespace {
 
-constexpr auto kTokenFileRefresh = std::chrono::minutes(1);
 // A watch's client-side inactivity timeout is its timeoutSeconds plus this: the server ends the
 // stream itself first (and sends bookmarks before that), so our timer only fires when the
 // connection is really dead.
@@ -111,13 +110,14 @@ struct Tls {
 
 class TokenSource {
 public:
-    TokenSource(std::string token, std::filesystem::path file) : token_(std::move(token)), file_(std::move(file)) {}
+    TokenSource(std::string token, std::filesystem::path file, std::chrono::milliseconds refresh)
+        : token_(std::move(token)), file_(std::move(file)), refresh_(refresh) {}
 
     std::string get() {
         if (file_.empty()) return token_;
         std::lock_guard lock(mutex_);
         auto now = std::chrono::steady_clock::now();
-        if (token_.empty() || now - read_at_ >= kTokenFileRefresh) {
+        if (token_.empty() || now - read_at_ >= refresh_) {
             std::ifstream in(file_);
             std::stringstream ss;
             ss << in.rdbuf();
@@ -136,6 +136,7 @@ private:
     std::mutex mutex_;
     std::string token_;
     std::filesystem::path file_;
+    std::chrono::milliseconds refresh_;
     std::chrono::steady_clock::time_point read_at_{};
 };
 
@@ -181,7 +182,7 @@ struct Client::Impl {
     std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by timeout (ms)
 
     explicit Impl(Config c)
-        : config(std::move(c)), tokens(config.token, config.token_file), limiter(config.qps, config.burst) {
+        : config(std::move(c)), tokens(config.token, config.token_file, config.token_file_refresh), limiter(config.qps, config.burst) {
         const std::string what = config.source.empty() ? std::string("configuration") : config.source;
         if (config.server.empty()) throw ConfigError(what + ": no server URL");
         web::uri uri;

@@ -29,10 +29,12 @@ struct Config {
     // server's host (kubeconfig tls-server-name).
     std::string tls_server_name;
 
-    // Bearer token, or a file holding it (re-read every minute: projected service-account
-    // tokens rotate). token wins when both are set.
+    // Bearer token, or a file holding it (re-read every token_file_refresh: projected
+    // service-account tokens rotate, the kubelet rewrites the file well before the old one
+    // expires). token wins when both are set.
     std::string token;
     std::filesystem::path token_file;
+    std::chrono::milliseconds token_file_refresh{60000};
     // Client certificate (chain) and private key, PEM.
     std::string client_cert_pem;
     std::string client_key_pem;
