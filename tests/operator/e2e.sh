@@ -11,7 +11,11 @@
 # `phasescale predict --model default` near that trace time; each resize in InPlace agrees in
 # direction and size with the requests of `phasescale simulate --policy phase --autoscaler` given
 # the same PhaseAutoscaler (per sample, from its --allocations, cross-checked against its
-# report); `kubectl get pas` prints the status columns.
+# report); `kubectl get pas` prints the status columns. Then faults while it runs: a tenant's
+# Prometheus URL refused; Prometheus hung (SIGSTOP: /healthz fails) and killed (no resize on
+# missing data, MetricsAvailable False, back to True once restarted); the kube-apiserver
+# restarted; the operator SIGKILLed and restarted (its first tick resizes nothing); two replicas
+# with leader election, the leader SIGKILLed (the other takes over, never both lead).
 # Usage: e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR
 set -euo pipefail
 
@@ -479,6 +483,77 @@ kill -STOP "$prom_pid"
 check "a hung Prometheus: /healthz fails within --stuck-after plus a tick" wait_for 20 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$metrics_port/healthz) == 503 ]]"
 kill -CONT "$prom_pid"
 check "Prometheus back: /healthz answers 200 again" wait_for 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$metrics_port/healthz) == 200 ]]"
+
+# ---------------------------------------------------------------- faults while it runs
+# Each fault asserts: the operator goes on (ticks, /healthz), nothing is resized on missing
+# data, nothing is written twice, the status converges once the fault is gone.
+metric() { curl -fsS "http://127.0.0.1:${2:-$metrics_port}/metrics" | awk -v m="$1" '$1 == m {print int($2)}'; }
+ticks_since() { (( $(metric phasescale_ticks_total) >= $1 )); }
+metrics_condition() {  # metrics_condition NS STATUS: the MetricsAvailable condition of the autoscaler
+    kubectl get pas trainers -n "$1" -o json | jq -e --arg s "$2" '.status.conditions[] | select(.type == "MetricsAvailable" and .status == $s)' > /dev/null
+}
+
+# Prometheus killed (SIGKILL), then started again on its data.
+kill -KILL "$prom_pid"
+t=$(metric phasescale_ticks_total)
+wait_for 10 ticks_since $((t + 2)) || true  # writes decided before the kill land
+resizes_before=$(resizes_metric)
+t=$(metric phasescale_ticks_total)
+check "Prometheus killed: the operator keeps ticking" wait_for 20 ticks_since $((t + 5))
+check "Prometheus killed: no resize on missing data" test "$(resizes_metric)" == "$resizes_before"
+check "Prometheus killed: MetricsAvailable False on the autoscaler" wait_for 20 metrics_condition e2e-inplace False
+check "Prometheus killed: /healthz still 200 (a failing query is no stuck tick)" test "$(healthz)" == 200
+start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || check "Prometheus restarted" false
+check "Prometheus back: MetricsAvailable True again" wait_for 60 metrics_condition e2e-inplace True
+
+# The kube-apiserver restarted under the operator's watches and writes.
+t=$(metric phasescale_ticks_total)
+"$root/tests/testenv/testenv.sh" restart-component "$PHASESCALE_TESTENV_DIR" apiserver > "$work/restart-apiserver.log" 2>&1
+check "kube-apiserver restarted: the operator ticks on" wait_for 60 ticks_since $((t + 3))
+check "kube-apiserver restarted: /healthz 200" test "$(healthz)" == 200
+check "kube-apiserver restarted: the status converges (3 pods tracked)" wait_for 30 bash -c "[[ \$(kubectl get pas trainers -n e2e-inplace -o jsonpath='{.status.podsTracked}') == 3 ]]"
+
+# The operator SIGKILLed mid-run and started again: it rebuilds its state and writes nothing twice.
+pkill -KILL -f -- "--metrics-addr 127.0.0.1:$metrics_port" || true
+"$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
+    --log-level debug > "$work/operator-3.log" 2>&1 &
+bg_pids+=($!)
+first_tick3() { grep -m1 '"msg":"tick"' "$work/operator-3.log"; }
+if wait_for 30 first_tick3; then
+    check "SIGKILL and restart: the first tick resizes nothing" test "$(jq .resizes <<< "$(first_tick3)")" == 0
+    check "SIGKILL and restart: every pod keeps its phase label" test "$(labelled_count e2e-inplace)" == 3
+else
+    check "SIGKILL and restart: the operator ticks again" false
+fi
+pkill -TERM -f -- "--metrics-addr 127.0.0.1:$metrics_port" || true
+
+# Leader failover: two replicas; the leader SIGKILLed; the other takes over once the lease
+# expires (15 s), and never both lead.
+ports=("$(free_port)" "$(free_port)")
+for r in 0 1; do
+    "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
+        --namespaces "$(IFS=,; echo "${namespaces[*]}")" --metrics-addr "127.0.0.1:${ports[$r]}" \
+        --leader-elect --lease-namespace default --lease-name e2e-failover > "$work/replica-$r.log" 2>&1 &
+    bg_pids+=($!)
+done
+leaders() {
+    local a b
+    a=$(metric phasescale_leader "${ports[0]}" 2>/dev/null) b=$(metric phasescale_leader "${ports[1]}" 2>/dev/null)
+    echo $(( ${a:-0} + ${b:-0} ))
+}
+check "two replicas: exactly one leads" wait_for 30 bash -c "[[ \$(kubectl get lease e2e-failover -n default -o jsonpath='{.spec.holderIdentity}') != '' ]]"
+sleep 5  # a few renewals
+check "two replicas: never both leading" test "$(leaders)" == 1
+leader_port=${ports[0]}
+[[ $(metric phasescale_leader "${ports[1]}") == 1 ]] && leader_port=${ports[1]}
+follower_port=${ports[0]}
+[[ $leader_port == "${ports[0]}" ]] && follower_port=${ports[1]}
+old_holder=$(kubectl get lease e2e-failover -n default -o jsonpath='{.spec.holderIdentity}')
+pkill -KILL -f -- "--metrics-addr 127.0.0.1:$leader_port"
+check "failover: the other replica leads within the lease duration plus a few retries" \
+    wait_for 30 bash -c "[[ \$(curl -fsS http://127.0.0.1:$follower_port/metrics | awk '\$1 == \"phasescale_leader\" {print int(\$2)}') == 1 ]]"
+check "failover: the Lease names the new holder" test "$(kubectl get lease e2e-failover -n default -o jsonpath='{.spec.holderIdentity}')" != "$old_holder"
 
 stop_all_bg
 summary e2e
