@@ -55,14 +55,14 @@ class CsvFile {
     double value = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
     if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(value)) {
-      error(column, "'" + t + "' is not a number");
+      error(column, "'" + t.substr(0, 60) + (t.size() > 60 ? "...'" : "'") + " is not a number");
     }
     return value;
   }
 
   int integer(std::size_t column) const {
     const double value = number(column);
-    if (value != std::floor(value) || std::fabs(value) > 1e9) error(column, "'" + text(column) + "' is not an integer");
+    if (value != std::floor(value) || std::fabs(value) > 1e9) error(column, "'" + text(column).substr(0, 60) + "' is not an integer");
     return static_cast<int>(value);
   }
 
@@ -114,7 +114,8 @@ bool parse_utc(const std::string& text, double& seconds) {
   tm.tm_min = mi;
   tm.tm_sec = s;
   seconds = static_cast<double>(::timegm(&tm));
-  return true;
+  // timegm normalises 2017-02-31 to March 3rd: a date that does not come back is no date.
+  return tm.tm_year == y - 1900 && tm.tm_mon == mo - 1 && tm.tm_mday == d;
 }
 
 std::string number_text(double value) {
@@ -128,6 +129,11 @@ std::string number_text(double value) {
 // ---------------------------------------------------------------------------------------------
 // Job and load CSVs
 
+// What a job of any real cluster stays within; rows beyond are refused, not simulated (a job of
+// a billion workers or of 1e308 seconds makes the simulator's tables huge or never ends).
+constexpr int kMostWorkers = 100000, kMostGpusPerWorker = 1024;
+constexpr double kLongestJobS = 1e9, kLatestSubmitS = 1e10;
+
 std::vector<ClusterJob> read_cluster_jobs(const std::string& path) {
   CsvFile csv(path);
   const std::size_t id = csv.column("id"), submit = csv.column("submit_s"), gpw = csv.column("gpus_per_worker"),
@@ -138,15 +144,16 @@ std::vector<ClusterJob> read_cluster_jobs(const std::string& path) {
     ClusterJob job;
     job.id = csv.text(id);
     job.submit_s = csv.number(submit);
-    if (job.submit_s < 0) csv.error(submit, "must be at least 0");
+    if (!(job.submit_s >= 0 && job.submit_s <= kLatestSubmitS)) csv.error(submit, "must be in [0, 1e10]");
     job.gpus_per_worker = csv.integer(gpw);
-    if (job.gpus_per_worker < 1) csv.error(gpw, "must be at least 1");
+    if (job.gpus_per_worker < 1 || job.gpus_per_worker > kMostGpusPerWorker) csv.error(gpw, "must be in [1, 1024]");
     job.min_workers = csv.integer(lo);
-    if (job.min_workers < 1) csv.error(lo, "must be at least 1");
+    if (job.min_workers < 1 || job.min_workers > kMostWorkers) csv.error(lo, "must be in [1, 100000]");
     job.max_workers = csv.integer(hi);
-    if (job.max_workers < job.min_workers) csv.error(hi, "must be at least min_workers");
+    if (job.max_workers < job.min_workers || job.max_workers > kMostWorkers)
+      csv.error(hi, "must be at least min_workers and at most 100000");
     job.duration_s = csv.number(duration);
-    if (!(job.duration_s > 0)) csv.error(duration, "must be positive");
+    if (!(job.duration_s > 0 && job.duration_s <= kLongestJobS)) csv.error(duration, "must be in (0, 1e9] seconds");
     const int is_elastic = csv.integer(elastic);
     if (is_elastic != 0 && is_elastic != 1) csv.error(elastic, "must be 0 or 1");
     if (is_elastic == 0 && job.max_workers != job.min_workers) {
@@ -249,11 +256,14 @@ std::vector<ClusterJob> read_philly_jobs(const std::string& path, const PhillyWi
     ++row;
     if (csv.text(cluster) != window.cluster) continue;
     double submit = 0;
-    if (!parse_utc(csv.text(timestamp), submit)) csv.error(timestamp, "'" + csv.text(timestamp) + "' is not a date");
+    if (!parse_utc(csv.text(timestamp), submit))
+      csv.error(timestamp, "'" + csv.text(timestamp).substr(0, 60) + "' is not a date");
     if (submit < from || submit >= until) continue;
     const double d = csv.number(duration);
     const int n = csv.integer(gpus);
-    if (!(d > 0) || n < 1) continue;
+    if (!(d > 0) || n < 1) continue;  // jobs that never ran
+    if (d > kLongestJobS) csv.error(duration, "'" + csv.text(duration).substr(0, 40) + "' seconds is beyond any job (at most 1e9)");
+    if (n > kMostWorkers) csv.error(gpus, "'" + csv.text(gpus).substr(0, 40) + "' GPUs is beyond any cluster (at most 100000)");
     ClusterJob job;
     job.id = "philly-" + std::to_string(row);
     job.submit_s = submit - from;

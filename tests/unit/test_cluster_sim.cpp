@@ -347,6 +347,8 @@ TEST_CASE("cluster trace: a Philly window and the measured scaling curves", "[cl
   CHECK(read_philly_jobs(kPhilly + "philly-jobs.csv", w)[7].curve == jobs[7].curve);
   w.from = "2017-13-01";
   CHECK_THROWS_WITH(read_philly_jobs(kPhilly + "philly-jobs.csv", w), Catch::Contains("bad date"));
+  w.from = "2017-02-31";  // no such day (timegm would make it March 3rd)
+  CHECK_THROWS_WITH(read_philly_jobs(kPhilly + "philly-jobs.csv", w), Catch::Contains("bad date"));
 
   for (const char* model : kCurveModels) {
     const auto curve = read_scaling_curve(kPhilly + "scalability-" + model + ".csv");
@@ -386,4 +388,32 @@ TEST_CASE("cluster-gen refuses settings that would loop forever or take gigabyte
   wide.median_duration_s = 1;
   wide.max_duration_s = 1;
   for (const ClusterJob& j : generate_cluster_jobs(wide)) CHECK(j.duration_s == 1);
+}
+
+TEST_CASE("cluster trace: rows beyond any cluster are refused with file:line, quoted short", "[cluster][trace]") {
+  TempDir dir;
+  const std::string header = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  PhillyWindow w;
+  w.cluster = "c";
+  w.from = "2017-10-01";
+  w.days = 30;
+  auto error_of = [&](const std::string& row) {
+    try {
+      read_philly_jobs(dir.write("philly.csv", header + "2017-10-02 00:00:00,60,1,60,c\n" + row), w);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(error_of("2017-10-02 00:00:00,1e308,1,0,c\n"), Catch::Contains("philly.csv:3") && Catch::Contains("beyond any job"));
+  CHECK_THAT(error_of("2017-10-02 00:00:00,60,1000000000,0,c\n"), Catch::Contains("philly.csv:3") && Catch::Contains("beyond any cluster"));
+  CHECK_THAT(error_of("2017-02-31 00:00:00,60,1,60,c\n"), Catch::Contains("philly.csv:3") && Catch::Contains("not a date"));
+  const std::string huge = error_of("2017-10-02 00:00:00," + std::string(100000, '9') + "x,1,0,c\n");
+  CHECK(huge.size() < 300);
+
+  const std::string jobs_header = "id,submit_s,gpus_per_worker,min_workers,max_workers,duration_s,elastic,curve\n";
+  CHECK_THROWS_WITH(read_cluster_jobs(dir.write("jobs.csv", jobs_header + "a,0,1,1,1000000000,60,1,\n")),
+                    Catch::Contains("jobs.csv:2") && Catch::Contains("at most 100000"));
+  CHECK_THROWS_WITH(read_cluster_jobs(dir.write("jobs.csv", jobs_header + "a,0,1,1,1,1e308,0,\n")),
+                    Catch::Contains("jobs.csv:2") && Catch::Contains("(0, 1e9]"));
 }
