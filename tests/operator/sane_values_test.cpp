@@ -78,10 +78,13 @@ TEST_CASE("spec: absurd minAllowed and maxAllowed are refused with a clear messa
 
 TEST_CASE("tracker: zero, negative, infinite or huge usage is skipped and never changes the allocation", "[unit]") {
     const AutoscalerSpec spec = spec_with_bounds(json::object(), json::object()).spec;
-    ContainerTracker t(std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
-    std::optional<policy::Allocation> last;
-    for (int i = 0; i < 12; ++i) last = t.step(input(100 + i, 0.3, 0.5 * GiB)).recommendation;
-    REQUIRE(last);
+    const auto model = std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model());
+    // `t` sees the bad samples between good ones, `twin` the good ones only.
+    ContainerTracker t(model, spec), twin(model, spec);
+    for (int i = 0; i < 12; ++i) {
+        t.step(input(100 + i, 0.3, 0.5 * GiB));
+        twin.step(input(100 + i, 0.3, 0.5 * GiB));
+    }
     const std::size_t samples = t.samples();
     const std::pair<policy::Amount, const char*> bad[] = {
         {{0, 0.5 * GiB}, "not_positive"}, {{0.3, 0}, "not_positive"},       {{-1, 0.5 * GiB}, "not_positive"},
@@ -102,25 +105,35 @@ TEST_CASE("tracker: zero, negative, infinite or huge usage is skipped and never 
     CHECK_FALSE(missing.observed);
     CHECK(missing.rejected.empty());
     CHECK(t.samples() == samples);
-    // The next good sample recommends what the good history alone says.
+    // The next good sample recommends exactly what the good history alone says.
     const TrackerStep good = t.step(input(203, 0.3, 0.5 * GiB));
+    const TrackerStep expected = twin.step(input(203, 0.3, 0.5 * GiB));
     REQUIRE(good.recommendation);
+    REQUIRE(expected.recommendation);
     CHECK(good.rejected.empty());
-    CHECK(good.recommendation->request.cpu == Approx(last->request.cpu));
-    CHECK(good.recommendation->request.memory == Approx(last->request.memory));
+    CHECK(good.recommendation->request.cpu == expected.recommendation->request.cpu);
+    CHECK(good.recommendation->request.memory == expected.recommendation->request.memory);
+    CHECK(good.phase == expected.phase);
 }
 
 TEST_CASE("tracker: a container is first resized after its own samples, not on the model's alone", "[unit]") {
     const AutoscalerSpec spec = spec_with_bounds(json::object(), json::object()).spec;
     ContainerTracker t(std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
-    const std::size_t first = phase_options(spec).first_resize_samples;
-    REQUIRE(first > 1);
-    for (std::size_t i = 1; i < first; ++i) CHECK_FALSE(t.step(input(100.0 + i, 2.2, 3 * GiB)).recommendation);
-    const TrackerStep s = t.step(input(200, 2.2, 3 * GiB));
+    const policy::PhaseOptions options = phase_options(spec);
+    REQUIRE(options.first_resize_samples > 1);
+    REQUIRE(options.max_growth > 1);
+    // 2.2 cores and 3 GiB in use, a small request in force (0.1 core, 256 MiB).
+    auto sample = [](double t) {
+        TrackerInput in = input(t, 2.2, 3 * GiB);
+        in.allocated = in.limits = {0.1, 0.25 * GiB};
+        return in;
+    };
+    for (std::size_t i = 1; i < options.first_resize_samples; ++i) CHECK_FALSE(t.step(sample(100.0 + i)).recommendation);
+    const TrackerStep s = t.step(sample(200));
     REQUIRE(s.recommendation);
-    // One step: at most twice the 1 core / 2 GiB in force, though the phase wants more.
-    CHECK(s.recommendation->request.cpu <= 2.0 + 1e-9);
-    CHECK(s.recommendation->request.memory <= 4 * GiB + 1);
+    // One step: at most max_growth times what is in force, though usage and the phase want more.
+    CHECK(s.recommendation->request.cpu == Approx(0.1 * options.max_growth));
+    CHECK(s.recommendation->request.memory == Approx(0.25 * GiB * options.max_growth));
 }
 
 TEST_CASE("targets: every recommendation is clamped to the ceiling, limits too", "[unit]") {

@@ -529,6 +529,8 @@ TEST_CASE("phase: one step never grows a request past max_growth nor below the s
   PhaseOptions o;
   o.first_resize_samples = 0;
   o.margins = {0, 0};
+  o.max_growth = 2;
+  o.cpu_keep = 0.5;
   PhaseRecommender r(m, o);
   Feed feed{r};
   // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
@@ -580,6 +582,7 @@ TEST_CASE("phase: a step held back by the bound is no miss for the CPU margin", 
   o.first_resize_samples = 0;
   o.margins = {0.1, 0};
   o.cpu_target = 0.95;
+  o.max_growth = 2;
   PhaseRecommender r(m, o);
   Feed feed{r};
   // 3 cores in use, 1 in force: every recommendation is held at 2 cores, below the usage.
