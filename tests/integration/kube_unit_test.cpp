@@ -358,6 +358,14 @@ TEST_CASE("API errors are typed and say what failed", "[unit][kube]") {
     }
     CHECK_THROWS_AS(kube::throw_status(json{{"kind", "Status"}, {"code", 410}, {"reason", "Expired"}}, "GET", "/w"),
                     kube::Gone);
+    // A Status of the wrong shape threw json::type_error instead of an ApiError (found by
+    // tests/fuzz, kube_object: an ERROR event without an object).
+    CHECK_THROWS_AS(kube::throw_api_error(409, R"({"kind":"Status","reason":5,"message":[]})", "POST", "/p"),
+                    kube::Conflict);
+    CHECK_THROWS_AS(kube::throw_api_error(500, R"({"kind":7})", "GET", "/p"), kube::ServerError);
+    CHECK_THROWS_AS(kube::throw_status(json(nullptr), "GET", "/w"), kube::ServerError);
+    CHECK_THROWS_AS(kube::throw_status(json{{"code", "410"}, {"reason", 1}}, "GET", "/w"), kube::ServerError);
+    CHECK_THROWS_AS(kube::throw_status(json{{"code", 99999999999}}, "GET", "/w"), kube::ServerError);
 }
 
 TEST_CASE("token bucket: burst, then qps", "[unit][kube]") {
@@ -556,6 +564,23 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
     CHECK_THROWS_AS(client.watch(kube::resources::pods, "n", wo), kube::Gone);
 }
 
+TEST_CASE("watch: decode_watch_event refuses what is not an event, never throws", "[unit][kube][watch]") {
+    std::string error;
+    auto ev = kube::decode_watch_event(R"({"type":"DELETED","object":{"metadata":{"name":"a"}}})", error);
+    REQUIRE(ev);
+    CHECK(ev->type == kube::WatchEventType::Deleted);
+    CHECK(ev->object["metadata"]["name"] == "a");
+    CHECK(kube::decode_watch_event(R"({"type":"BOOKMARK"})", error)->object.is_null());
+    // A type that is not a string used to throw json::type_error out of next().
+    for (const char* line : {R"({"type":7})", R"({"type":null,"object":{}})", "[1]", "not json"}) {
+        error.clear();
+        CHECK_FALSE(kube::decode_watch_event(line, error));
+        CHECK_THAT(error, Catch::Contains("undecodable watch event"));
+    }
+    CHECK_FALSE(kube::decode_watch_event(R"({"type":"RENAMED"})", error));
+    CHECK(error == "unknown watch event type RENAMED");
+}
+
 TEST_CASE("watch: cancel() ends a blocked next()", "[unit][kube][watch]") {
     FakeHttpServer server([&](const test_support::HttpRequest&, const auto& send) {
         send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -613,7 +638,16 @@ TEST_CASE("label selectors: every string form, matching, and back to a string", 
     CHECK(parse_label_selector("example.com/role=worker").match_labels.at("example.com/role") == "worker");
     // The same key twice: both must hold.
     CHECK_FALSE(parse_label_selector("a=1,a=2").matches(Labels{{"a", "1"}}));
-    for (const char* bad : {"a in (b", "a,,b", "a in ()", "=x", "a=b c", "a within (b)", "a/b/c=x", "a=\"x\"", "a!x"}) {
+    // An empty value in a set is a value, as Kubernetes reads it; found by tests/fuzz
+    // (label_selector): "a==b,cq!=" wrote "cq notin ()", which did not read back.
+    CHECK(parse_label_selector("a in ()").match_expressions.at(0).values == std::vector<std::string>{""});
+    CHECK(parse_label_selector("a notin (x, )").match_expressions.at(0).values == std::vector<std::string>{"x", ""});
+    const auto empty_value = parse_label_selector("a==b,cq!=");
+    CHECK(empty_value.to_string() == "a=b,cq notin ()");
+    CHECK(parse_label_selector(empty_value.to_string()).to_string() == empty_value.to_string());
+    CHECK_FALSE(empty_value.matches(Labels{{"a", "b"}, {"cq", ""}}));
+    CHECK(empty_value.matches(Labels{{"a", "b"}}));
+    for (const char* bad : {"a in (b", "a,,b", "a in (b c)", "=x", "a=b c", "a within (b)", "a/b/c=x", "a=\"x\"", "a!x"}) {
         INFO(bad);
         CHECK_THROWS_AS(parse_label_selector(bad), std::invalid_argument);
     }

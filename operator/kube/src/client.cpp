@@ -364,6 +364,29 @@ const std::string& WatchStream::end_reason() const {
     return impl_ ? impl_->end_reason : none;
 }
 
+std::optional<WatchEvent> decode_watch_event(std::string_view line, std::string& error) {
+    json j = json::parse(line, nullptr, false);
+    // A type that is not a string is as undecodable as a line that is not JSON: the stream ends
+    // with a reason instead of a json::type_error out of next().
+    if (j.is_discarded() || !j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+        error = "undecodable watch event: " + std::string(line.substr(0, 200));
+        return std::nullopt;
+    }
+    const std::string type = j["type"].get<std::string>();
+    WatchEvent event;
+    if (type == "ADDED") event.type = WatchEventType::Added;
+    else if (type == "MODIFIED") event.type = WatchEventType::Modified;
+    else if (type == "DELETED") event.type = WatchEventType::Deleted;
+    else if (type == "BOOKMARK") event.type = WatchEventType::Bookmark;
+    else if (type == "ERROR") event.type = WatchEventType::Error;
+    else {
+        error = "unknown watch event type " + type.substr(0, 80);
+        return std::nullopt;
+    }
+    if (j.contains("object")) event.object = std::move(j["object"]);
+    return event;
+}
+
 bool WatchStream::next(WatchEvent& event) {
     if (!impl_) return false;
     Impl& im = *impl_;
@@ -387,24 +410,12 @@ bool WatchStream::next(WatchEvent& event) {
             }
             continue;
         }
-        json j = json::parse(text, nullptr, false);
-        if (j.is_discarded() || !j.is_object() || !j.contains("type")) {
+        std::optional<WatchEvent> decoded = decode_watch_event(text, im.end_reason);
+        if (!decoded) {
             im.ended = true;
-            im.end_reason = "undecodable watch event: " + text.substr(0, 200);
             return false;
         }
-        const std::string type = j["type"].get<std::string>();
-        if (type == "ADDED") event.type = WatchEventType::Added;
-        else if (type == "MODIFIED") event.type = WatchEventType::Modified;
-        else if (type == "DELETED") event.type = WatchEventType::Deleted;
-        else if (type == "BOOKMARK") event.type = WatchEventType::Bookmark;
-        else if (type == "ERROR") event.type = WatchEventType::Error;
-        else {
-            im.ended = true;
-            im.end_reason = "unknown watch event type " + type;
-            return false;
-        }
-        event.object = std::move(j["object"]);
+        event = std::move(*decoded);
         return true;
     }
 }

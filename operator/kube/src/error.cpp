@@ -8,6 +8,13 @@ TransportError::TransportError(std::string method, std::string path, std::string
 
 namespace {
 
+// A string field of a Status, "" when absent or of another type: a malformed error body from a
+// server or a proxy still becomes an ApiError, never a json::type_error.
+std::string string_field(const nlohmann::json& object, const char* key) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return {};
+    return object[key].get<std::string>();
+}
+
 std::string describe(int status, const std::string& reason, const std::string& message, const std::string& method,
                      const std::string& path) {
     std::string text = method + " " + path + ": " + std::to_string(status);
@@ -72,8 +79,8 @@ ApiError::ApiError(int status, std::string reason, std::string api_message, std:
 void throw_api_error(int status, const std::string& body, const std::string& method, const std::string& path,
                      std::optional<std::chrono::seconds> retry_after) {
     nlohmann::json obj = nlohmann::json::parse(body, nullptr, false);
-    if (obj.is_object() && obj.value("kind", "") == "Status") {
-        throw_for(status, obj.value("reason", ""), obj.value("message", ""), method, path, obj, retry_after);
+    if (string_field(obj, "kind") == "Status") {
+        throw_for(status, string_field(obj, "reason"), string_field(obj, "message"), method, path, obj, retry_after);
     }
     std::string text = body;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -82,8 +89,10 @@ void throw_api_error(int status, const std::string& body, const std::string& met
 }
 
 void throw_status(const nlohmann::json& status, const std::string& method, const std::string& path) {
-    int code = status.value("code", 500);
-    throw_for(code, status.value("reason", ""), status.value("message", ""), method, path, status, std::nullopt);
+    const bool has_code = status.is_object() && status.contains("code") && status["code"].is_number_integer() &&
+                          status["code"].get<long long>() >= 100 && status["code"].get<long long>() <= 599;
+    const int code = has_code ? status["code"].get<int>() : 500;
+    throw_for(code, string_field(status, "reason"), string_field(status, "message"), method, path, status, std::nullopt);
 }
 
 }  // namespace phasescale::kube

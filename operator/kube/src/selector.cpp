@@ -53,8 +53,9 @@ std::vector<std::string> values_of(std::string_view term, std::string_view set) 
     set = set.substr(1, set.size() - 2);
     for (std::size_t begin = 0;;) {
         const std::size_t comma = set.find(',', begin);
+        // An empty value is a value, as Kubernetes reads it: "k notin ()" is what to_string (and
+        // the API server) write for NotIn [""].
         const std::string_view v = trim(set.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin));
-        if (v.empty()) bad(term, "empty value in the set");
         out.push_back(value_of(term, v));
         if (comma == std::string_view::npos) break;
         begin = comma + 1;

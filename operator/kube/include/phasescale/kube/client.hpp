@@ -94,6 +94,10 @@ struct WatchEvent {
     json object;
 };
 
+// One line of a watch stream ({"type": ..., "object": ...}) as an event; nullopt, with `error`
+// saying why, for a line that is not one. Never throws.
+std::optional<WatchEvent> decode_watch_event(std::string_view line, std::string& error);
+
 // One watch request's stream of events. next() blocks until an event arrives; it returns false
 // when the stream has ended (server closed it at timeoutSeconds, connection lost or timed out,
 // or cancel()): the caller reconnects from the last resourceVersion it saw. ERROR events (e.g.
