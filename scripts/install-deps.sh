@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian bookworm packages that phasescale needs to build and test. Run as root or
 # with sudo; when every package is already installed it does nothing, so reruns are fast.
+# Arguments name further packages (scripts/fuzz.sh adds clang and its libFuzzer runtime).
 set -euo pipefail
 
 packages=(
@@ -8,6 +9,7 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev
   libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev libboost-system-dev libspdlog-dev libssl-dev
   prometheus openssl iproute2 jq
+  "$@"
 )
 
 missing=()
