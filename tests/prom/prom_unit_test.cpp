@@ -116,6 +116,10 @@ TEST_CASE("parse_response rejects malformed answers as bad_response", "[unit]") 
     CHECK(query_error_of(R"({"status":"success","data":{"resultType":"histogram","result":[]}})").error_type() ==
           "bad_response");
     CHECK(query_error_of(R"({"status":"weird"})").error_type() == "bad_response");
+    // A status that is not a string threw json::type_error (a seed of tests/fuzz/prom_response now).
+    CHECK(query_error_of(R"({"status":1})").error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":["success"],"data":{}})").error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":null})", 502).http_status() == 502);
 }
 
 TEST_CASE("parse_response reports an HTTP error without a Prometheus body plainly", "[unit]") {

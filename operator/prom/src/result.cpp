@@ -108,7 +108,8 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
         }
         cx.bad("the answer is not a JSON object: " + (start.empty() ? std::string("(empty body)") : start));
     }
-    const std::string status = j.value("status", "");
+    // Not value("status", ""): a status that is not a string would throw json::type_error.
+    const std::string status = j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "";
     if (status == "error") {
         std::string type = j.contains("errorType") && j["errorType"].is_string() ? j["errorType"].get<std::string>() : "";
         std::string message = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : "";
