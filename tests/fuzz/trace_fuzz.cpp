@@ -10,11 +10,18 @@ using namespace phasescale;
 
 namespace {
 
-// Every column of the header but the id and the time, as `phasescale train` reads them.
-model::TraceOptions options_for(const std::vector<std::string>& header) {
+// The header's columns but the id and the time, as `phasescale train` reads them. Split here,
+// roughly (quotes dropped): read_header would read the file a second time, through the reader's
+// 1 MiB buffer, halving the runs for nothing (read_trace reads the header the same way).
+model::TraceOptions options_for(std::string_view text) {
   model::TraceOptions options;
-  for (const auto& name : header) {
+  const std::string_view header = text.substr(0, text.find_first_of("\r\n"));
+  for (std::size_t begin = 0; begin <= header.size();) {
+    const std::size_t comma = std::min(header.find(',', begin), header.size());
+    std::string name(header.substr(begin, comma - begin));
+    std::erase(name, '"');
     if (name != options.id_column && name != options.time_column) options.columns.push_back(name);
+    begin = comma + 1;
   }
   return options;
 }
@@ -32,9 +39,10 @@ void check(const model::Trace& trace, const model::TraceOptions& options) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const fuzz::MemoryFile file(fuzz::text_of(data, size));
+  const std::string text = fuzz::text_of(data, size);
+  const fuzz::MemoryFile file(text);
   try {
-    const auto options = options_for(model::read_header(file.path()));
+    const auto options = options_for(text);
     check(model::read_trace({file.path()}, options), options);
   } catch (const model::InputError&) {
     // A bad trace, reported: what the reader promises.
