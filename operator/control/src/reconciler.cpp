@@ -645,9 +645,9 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
             if (!w.parsed.ok()) {
                 set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
                 set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
-            } else if (!w.model.model || !w.model.error.empty()) {
             } else if (!w.refused.empty()) {
                 set_condition(state, "Ready", false, "PrometheusNotAllowed", w.refused, now, gen);
+            } else if (!w.model.model || !w.model.error.empty()) {
                 set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
                 set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
             } else {
