@@ -33,6 +33,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <phasescale/control/reconciler.hpp>
+#include <phasescale/control/watchdog.hpp>
 #include <phasescale/kube/client.hpp>
 #include <phasescale/kube/config.hpp>
 #include <phasescale/kube/leader_election.hpp>
@@ -128,6 +129,7 @@ struct Metrics {
     prometheus::Family<prometheus::Counter>& api_errors;
     prometheus::Histogram& tick_seconds;
     prometheus::Counter& ticks;
+    prometheus::Counter& namespaces_skipped;
     prometheus::Gauge& leader;
     prometheus::Gauge& writes_waiting;
     std::mutex mutex;  // Family::Add is thread-safe; this guards our label lookups
@@ -148,6 +150,7 @@ struct Metrics {
           api_errors(prometheus::BuildCounter().Name("phasescale_kube_request_errors_total").Help("Failed Kubernetes API requests by verb").Register(*registry)),
           tick_seconds(prometheus::BuildHistogram().Name("phasescale_tick_seconds").Help("Duration of one reconcile tick").Register(*registry).Add({}, latency_buckets())),
           ticks(prometheus::BuildCounter().Name("phasescale_ticks_total").Help("Reconcile ticks run").Register(*registry).Add({})),
+          namespaces_skipped(prometheus::BuildCounter().Name("phasescale_namespaces_skipped_total").Help("Namespaces a tick left alone because it passed its deadline (a slow Prometheus)").Register(*registry).Add({})),
           leader(prometheus::BuildGauge().Name("phasescale_leader").Help("1 while this replica leads").Register(*registry).Add({})),
           writes_waiting(prometheus::BuildGauge().Name("phasescale_writes_waiting").Help("API writes queued and not yet sent at the end of the last tick").Register(*registry).Add({})) {
         for (const char* r : {"ok", "error", "blocked"}) resizes.Add({{"result", r}});
@@ -357,14 +360,12 @@ int main(int argc, char** argv) {
                 return std::pair<int, std::string>{200, s.Serialize(metrics.registry->Collect())};
             },
             "text/plain; version=0.0.4");
-        // Alive while the loop goes round (a follower too); a tick stuck past the window fails.
-        std::atomic<std::chrono::steady_clock::rep> loop_at{std::chrono::steady_clock::now().time_since_epoch().count()};
+        // Alive while the loop goes round (a follower too); a pass stuck past the window fails.
+        control::LoopWatchdog watchdog(*stuck_after);
         TextHandler healthz(
             [&] {
-                const std::chrono::steady_clock::time_point at{std::chrono::steady_clock::duration(loop_at.load())};
-                const bool stuck = std::chrono::steady_clock::now() - at > *stuck_after;
-                return stuck ? std::pair<int, std::string>{503, "no tick has ended for too long\n"}
-                             : std::pair<int, std::string>{200, "ok\n"};
+                return watchdog.stuck() ? std::pair<int, std::string>{503, "no tick has ended for too long\n"}
+                                        : std::pair<int, std::string>{200, "ok\n"};
             },
             "text/plain");
         TextHandler readyz(
@@ -471,7 +472,7 @@ int main(int argc, char** argv) {
                 wake.wait_until(lock, next, [&] { return stopping; });
                 if (stopping) break;
             }
-            loop_at = std::chrono::steady_clock::now().time_since_epoch().count();
+            watchdog.beat();
             next += *tick;
             if (std::chrono::steady_clock::now() > next) next = std::chrono::steady_clock::now() + *tick;
             if (!leading) continue;
@@ -485,6 +486,7 @@ int main(int argc, char** argv) {
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             metrics.tick_seconds.Observe(secs);
             metrics.ticks.Increment();
+            metrics.namespaces_skipped.Increment(static_cast<double>(s.namespaces_skipped));
             metrics.writes_waiting.Set(static_cast<double>(s.writes_waiting));
             logger.log("debug", "tick", {{"seconds", secs}, {"autoscalers", s.autoscalers}, {"pods_tracked", s.pods_tracked},
                                         {"prometheus_queries", s.prometheus_queries}, {"resizes", s.resizes},

@@ -10,6 +10,7 @@
 #include <phasescale/control/pod.hpp>
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/reconciler.hpp>
+#include <phasescale/control/watchdog.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
 #include <phasescale/kube/events.hpp>
@@ -556,4 +557,15 @@ TEST_CASE("only allowed Prometheus servers get the operator's credentials", "[un
     CHECK_FALSE(prometheus_allowed("http://attacker.example:9090", own, {}));
     CHECK(prometheus_allowed("http://team-b-prom:9090", own, {"http://team-b-prom:9090/"}));
     CHECK_FALSE(prometheus_allowed("http://team-b-prom:9090/other", own, {"http://team-b-prom:9090"}));
+}
+
+TEST_CASE("the loop watchdog: stuck once no pass ended for the window", "[unit][control]") {
+    using namespace std::chrono_literals;
+    const auto t0 = LoopWatchdog::Clock::now();
+    LoopWatchdog w(60s, t0);
+    CHECK_FALSE(w.stuck(t0 + 59s));
+    CHECK(w.stuck(t0 + 61s));
+    w.beat(t0 + 61s);
+    CHECK_FALSE(w.stuck(t0 + 100s));
+    CHECK(w.stuck(t0 + 122s));
 }

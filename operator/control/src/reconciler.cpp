@@ -1,6 +1,7 @@
 #include "phasescale/control/reconciler.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <limits>
 
@@ -355,8 +356,25 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
         if (pod_running(*p)) pods_by_ns[pod_namespace(*p)].push_back(p.get());
 
     const std::chrono::milliseconds window = prom::rate_window(options_.tick, options_.scrape_interval);
+    // The tick's deadline: Prometheus waits are cut to what is left, and a namespace reached or
+    // answered after it is skipped, its state kept (a stuck Prometheus must not stall the loop).
+    const auto deadline = std::chrono::steady_clock::now() +
+                          (options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick);
+    const auto time_left = [&] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    };
+    std::set<std::string> skipped;
+    const auto skip = [&](const std::string& ns) {
+        skipped.insert(ns);
+        ++summary.namespaces_skipped;
+        log("warning", "tick past its deadline: namespace skipped", {{"namespace", ns}});
+    };
 
     for (auto& [ns, list] : by_ns) {
+        if (time_left().count() <= 0) {
+            skip(ns);
+            continue;
+        }
         std::sort(list.begin(), list.end(),
                   [](const json* a, const json* b) { return str(*a, "metadata", "name") < str(*b, "metadata", "name"); });
 
@@ -416,7 +434,9 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
         std::map<std::string, prom::FeatureSnapshot> snapshots;
         for (auto& [url, q] : queries) {
             try {
-                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window);
+                prom::QueryOptions qo;
+                qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
+                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window, std::nullopt, qo);
                 summary.prometheus_queries += snapshots[url].queries;
             } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
                 prom::FeatureSnapshot s;
@@ -427,6 +447,11 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                 log("warning", "Prometheus query failed", {{"namespace", ns}, {"feature", f.feature}, {"error", f.message}});
                 if (!f.reply.empty()) log("debug", "Prometheus' reply", {{"namespace", ns}, {"feature", f.feature}, {"reply", f.reply}});
             }
+        }
+
+        if (time_left().count() <= 0) {  // the answers came too late to act on
+            skip(ns);
+            continue;
         }
 
         // Range queries for restarted trackers, at most once per Prometheus and namespace per tick.
@@ -440,7 +465,9 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                     const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
                                          std::chrono::duration<double>(now))) - step;
                     const auto start = end - step * kWarmUpSamples;
-                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step);
+                    prom::QueryOptions qo;
+                    qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
+                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step, qo);
                     summary.prometheus_queries += h->queries;
                 } catch (const std::exception& e) {
                     log("warning", "history query failed", {{"namespace", ns}, {"error", prom::describe_without_reply(e)}});
@@ -713,10 +740,11 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
         }
     }
 
-    // Forget what is gone.
-    std::erase_if(trackers_, [](const auto& e) { return !e.second.seen; });
-    std::erase_if(pods_, [](const auto& e) { return !e.second.seen; });
-    std::erase_if(autoscalers_, [](const auto& e) { return !e.second.seen; });
+    // Forget what is gone (but what was skipped: keys start with "namespace/").
+    const auto kept = [&](const std::string& key) { return skipped.count(key.substr(0, key.find('/'))) != 0; };
+    std::erase_if(trackers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
+    std::erase_if(pods_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
+    std::erase_if(autoscalers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     if (hooks_.pods_tracked) hooks_.pods_tracked(summary.pods_tracked);
     summary.writes_waiting = writes_.waiting();
     return summary;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 
 namespace phasescale::prom {
@@ -154,20 +155,33 @@ FeatureSnapshot read_features(const Client& client, const FeatureQueries& querie
     FeatureSnapshot snap;
     snap.features = queries.features();
     const std::size_t n = snap.features.size();
+    // Every query at once (the client is thread-safe): a tick waits for the slowest answer, not
+    // for the sum of them.
+    struct Asked {
+        std::string ns;
+        std::size_t feature;
+        std::future<QueryResult> answer;
+    };
+    std::vector<Asked> asked;
     for (const auto& ns : namespaces) {
         for (std::size_t f = 0; f < n; ++f) {
             const std::string promql = queries.render(snap.features[f], ns, window);
-            ++snap.queries;
-            try {
-                for (auto& [key, value] : container_values(client.query(promql, time, options))) {
-                    if (key.ns != ns) continue;
-                    auto [it, added] = snap.values.try_emplace(key);
-                    if (added) it->second.assign(n, std::numeric_limits<double>::quiet_NaN());
-                    it->second[f] = value;
-                }
-            } catch (const Error& e) {
-                snap.failures.push_back(failure_of(snap.features[f], ns, e));
+            asked.push_back({ns, f, std::async(std::launch::async, [&client, promql, time, options] {
+                                 return client.query(promql, time, options);
+                             })});
+        }
+    }
+    for (Asked& a : asked) {
+        ++snap.queries;
+        try {
+            for (auto& [key, value] : container_values(a.answer.get())) {
+                if (key.ns != a.ns) continue;
+                auto [it, added] = snap.values.try_emplace(key);
+                if (added) it->second.assign(n, std::numeric_limits<double>::quiet_NaN());
+                it->second[a.feature] = value;
             }
+        } catch (const Error& e) {
+            snap.failures.push_back(failure_of(snap.features[a.feature], a.ns, e));
         }
     }
     return snap;

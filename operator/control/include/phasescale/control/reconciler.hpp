@@ -49,6 +49,9 @@ struct ReconcilerOptions {
     // Prometheus servers a spec's prometheus.url may name, besides the operator's own: the
     // operator sends its credentials to them. A spec naming another is not Ready.
     std::vector<std::string> allowed_prometheus_urls;
+    // A tick's budget (0: the tick interval): each Prometheus query waits at most what is left
+    // of it, and a namespace reached, or whose answers came, after it is skipped this tick.
+    std::chrono::milliseconds tick_deadline{0};
 };
 
 // Whether a spec's prometheus.url ("" is the operator's own) is one the installer allowed. URLs
@@ -81,6 +84,9 @@ struct TickSummary {
     std::size_t status_updates = 0;
     std::size_t writes_completed = 0;  // writes of earlier ticks whose result this tick took in
     std::size_t writes_waiting = 0;    // queued, not yet sent, when the tick ended
+    // Namespaces left alone because the tick passed its deadline (nothing read, stepped or
+    // written for them; their state kept for the next tick).
+    std::size_t namespaces_skipped = 0;
 };
 
 class Reconciler {
