@@ -28,7 +28,7 @@ failed=()
 for name in "${targets[@]}"; do
   harness="$build_dir/tests/fuzz/${name}_fuzz"
   if [[ ! -x "$harness" ]]; then
-    echo "fuzz: $name: not built (the operator needs cpprestsdk), skipped" >&2
+    echo "fuzz: $name: not built (without cpprestsdk only trace and model are), skipped" >&2
     continue
   fi
   run="$out/$name"
@@ -43,9 +43,9 @@ for name in "${targets[@]}"; do
     failed+=("$name")
   fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -1)
-  echo "fuzz: $name: $status, ${runs:-?} inputs in ${seconds}s (log: $run/log)"
+  echo "fuzz: $name: $status, ${runs:-?} inputs in at most ${seconds}s (log: $run/log)"
   if [[ $status == FAILED ]]; then
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: )' "$run/log" | head -5 | sed 's/^/  /'
+    grep -E '^(==[0-9]+== ?ERROR|SUMMARY|fuzz: |  what\(\))' "$run/log" | head -5 | sed 's/^/  /' || true
     for reproducer in "$run"/crashes/*; do
       [[ -e "$reproducer" ]] && echo "  reproducer: $reproducer (rerun: $harness $reproducer)"
     done
