@@ -30,14 +30,8 @@ void read_pod(const json& object) {
     (void)control::resize_policy(*p, "main", "cpu");
     (void)control::resize_condition(*p);
     (void)control::container_restarts(*p, "main");
-    try {
-      (void)control::pod_workloads(*p);
-      (void)control::vpa_controls(*p, *p);
-    } catch (const json::type_error&) {
-      // TODO: drop once control/src/pod.cpp reads ownerReferences and a VPA's fields with type
-      // checks (found here: an ownerReference with "controller": "yes" throws). The API server
-      // validates both, so only a malformed object reaches this.
-    }
+    (void)control::pod_workloads(*p);
+    (void)control::vpa_controls(*p, *p);
   }
 }
 

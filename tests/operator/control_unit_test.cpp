@@ -489,6 +489,27 @@ TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") 
     vpa["spec"]["targetRef"]["name"] = "other";
     CHECK_FALSE(vpa_controls(vpa, pod));
     CHECK_FALSE(vpa_controls(json::object(), pod));
+    // Malformed fields (found by fuzzing) are no owner, never a throw.
+    pod["metadata"]["ownerReferences"] = {{{"kind", 5}, {"name", "web-5d4f9c7b8"}, {"controller", "yes"}}};
+    CHECK(pod_workloads(pod).empty());
+    pod["metadata"]["ownerReferences"] = "not a list";
+    CHECK(pod_workloads(pod).empty());
+    vpa["spec"] = {{"targetRef", {{"kind", 1}}}, {"updatePolicy", {{"updateMode", 2}}}};
+    CHECK_FALSE(vpa_controls(vpa, pod));
+}
+
+TEST_CASE("parse_spec_yaml never throws nor hangs on malformed YAML (found by fuzzing)", "[unit]") {
+    // A lone "," made yaml-cpp 0.7's LoadAll loop forever.
+    CHECK_THAT(parse_spec_yaml(",", "a.yaml").message(), Contains("no document of kind PhaseAutoscaler"));
+    CHECK_THAT(parse_spec_yaml("kind: PhaseAutoscaler\nspec: {a: {{b: 1}: 2}}\n", "b.yaml").message(),
+               Contains("b.yaml: not valid YAML"));
+    const ParsedSpec utf = parse_spec_yaml(
+        "kind: PhaseAutoscaler\nspec:\n  containerPolicies: [{containerName: a, minAllowed: {cpu: \"\xff\"}}]\n",
+        "c.yaml");
+    CHECK_THAT(utf.message(), Contains("minAllowed"));
+    // Several documents, as kubectl takes them: the PhaseAutoscaler is found after a "---".
+    const ParsedSpec two = parse_spec_yaml("kind: ConfigMap\n---\nkind: PhaseAutoscaler\nspec: {selector: {}}\n", "d.yaml");
+    CHECK(two.ok());
 }
 
 TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "[unit]") {

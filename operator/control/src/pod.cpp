@@ -159,10 +159,12 @@ namespace phasescale::control {
 
 std::vector<WorkloadRef> pod_workloads(const json& pod) {
     std::vector<WorkloadRef> out;
-    if (!pod.contains("metadata") || !pod["metadata"].contains("ownerReferences")) return out;
+    if (!pod.is_object() || !pod.contains("metadata") || !pod["metadata"].is_object() ||
+        !pod["metadata"].contains("ownerReferences") || !pod["metadata"]["ownerReferences"].is_array())
+        return out;
     for (const json& o : pod["metadata"]["ownerReferences"]) {
-        if (!o.is_object() || !o.value("controller", false)) continue;
-        const std::string kind = o.value("kind", ""), name = o.value("name", "");
+        if (!o.is_object() || !o.contains("controller") || o["controller"] != true) continue;
+        const std::string kind = str(o, "kind"), name = str(o, "name");
         out.push_back({kind, name});
         if (kind == "ReplicaSet") {
             const auto dash = name.rfind('-');
@@ -175,11 +177,9 @@ std::vector<WorkloadRef> pod_workloads(const json& pod) {
 bool vpa_controls(const json& vpa, const json& pod) {
     if (!vpa.contains("spec") || !vpa["spec"].is_object()) return false;
     const json& spec = vpa["spec"];
-    if (spec.contains("updatePolicy") && spec["updatePolicy"].is_object() &&
-        spec["updatePolicy"].value("updateMode", "") == "Off")
-        return false;
+    if (spec.contains("updatePolicy") && str(spec["updatePolicy"], "updateMode") == "Off") return false;
     if (!spec.contains("targetRef") || !spec["targetRef"].is_object()) return false;
-    const std::string kind = spec["targetRef"].value("kind", ""), name = spec["targetRef"].value("name", "");
+    const std::string kind = str(spec["targetRef"], "kind"), name = str(spec["targetRef"], "name");
     for (const WorkloadRef& w : pod_workloads(pod))
         if (w.kind == kind && w.name == name) return true;
     return false;

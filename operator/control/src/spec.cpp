@@ -49,7 +49,7 @@ using Reader = kube::SpecReader;
 
 // A value as the user wrote it, cut short: a message never echoes a huge field.
 std::string short_dump(const json& v) {
-    std::string text = v.dump();
+    std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);  // not UTF-8: never a throw
     return text.size() > 40 ? text.substr(0, 40) + "..." : text;
 }
 
