@@ -262,11 +262,15 @@ Amount PhaseRecommender::size(Amount want) const {
           sized(want.memory, projected_memory(), options_.headroom.memory, options_.margins.memory + adapted_.memory)};
 }
 
-// One step from the requests in force at most (step_bounded); memory never below an OOM bump.
-// Every recommendation passes here, the operator's and the simulator's alike.
+// One step from the requests in force at most (step_bounded); memory never below an OOM bump
+// nor below the latest usage plus the margin: a bound that held memory under what the container
+// already uses would kill it for sure. Every recommendation passes here, the operator's and the
+// simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
+  const double used = latest_usage_.memory * (1 + options_.headroom.memory) *
+                      (1 + std::max(0.0, options_.margins.memory + adapted_.memory));
   return guaranteed({step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep),
-                     std::max(step_bounded(sized.memory, memory_in_force_, options_.memory_keep), oom_floor_)});
+                     std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep), oom_floor_, used})});
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request
