@@ -13,7 +13,7 @@
 # the same PhaseAutoscaler (per sample, from its --allocations, cross-checked against its
 # report); `kubectl get pas` prints the status columns. Then faults while it runs: a tenant's
 # Prometheus URL refused; Prometheus hung (SIGSTOP: ticks end on time, namespaces skipped and
-# counted, nothing resized) and killed (no resize on
+# counted, nothing resized), replaced by a server answering garbage, and killed (no resize on
 # missing data, MetricsAvailable False, back to True once restarted); the kube-apiserver
 # restarted; the operator SIGKILLed and restarted (its first tick resizes nothing); two replicas
 # with leader election, the leader SIGKILLed (the other takes over, never both lead).
@@ -517,6 +517,38 @@ check "Prometheus killed: MetricsAvailable False on the autoscaler" wait_for 20 
 check "Prometheus killed: /healthz still 200 (a failing query is no stuck tick)" test "$(healthz)" == 200
 start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || check "Prometheus restarted" false
 check "Prometheus back: MetricsAvailable True again" wait_for 60 metrics_condition e2e-inplace True
+
+# Something else on Prometheus' port, answering garbage: nothing resized, the status says the
+# queries fail without quoting the reply.
+prom_pid=$(pgrep -f -- "--web.listen-address=127.0.0.1:$prom_port" | head -n1)
+kill -KILL "$prom_pid"
+python3 - "$prom_port" > "$work/garbage.log" 2>&1 <<'PY' &
+import http.server, sys
+class Garbage(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        body = b"<html>the secret reply hunter3</html>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_POST = answer
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Garbage).serve_forever()
+PY
+garbage_pid=$!
+bg_pids+=($garbage_pid)
+wait_for 10 curl -fsS "http://127.0.0.1:$prom_port/" -o /dev/null 2>/dev/null || true
+t=$(metric phasescale_ticks_total)
+wait_for 10 ticks_since $((t + 2)) || true  # writes decided before the switch land
+resizes_before=$(resizes_metric)
+t=$(metric phasescale_ticks_total)
+check "a garbage Prometheus: the operator keeps ticking" wait_for 20 ticks_since $((t + 5))
+check "a garbage Prometheus: nothing resized" test "$(resizes_metric)" == "$resizes_before"
+check "a garbage Prometheus: MetricsAvailable False, the reply not quoted" bash -c \
+    "kubectl get pas trainers -n e2e-inplace -o json | jq -e '.status.conditions[] | select(.type == \"MetricsAvailable\" and .status == \"False\" and (.message | contains(\"hunter3\") | not))' > /dev/null"
+kill -KILL "$garbage_pid"
+wait "$garbage_pid" 2>/dev/null || true
+start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || check "Prometheus restarted" false
+check "Prometheus back after the garbage: MetricsAvailable True" wait_for 60 metrics_condition e2e-inplace True
 
 # The kube-apiserver restarted under the operator's watches and writes.
 t=$(metric phasescale_ticks_total)
