@@ -255,11 +255,19 @@ double PhaseRecommender::upcoming_memory() const {
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
 // horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there).
 Amount PhaseRecommender::size(Amount want) const {
-  auto sized = [](double estimate, double latest, double headroom, double margin) {
-    return std::max(estimate * (1 + margin), latest * (1 + headroom) * (1 + std::max(0.0, margin)));
-  };
-  return {sized(want.cpu, latest_usage_.cpu, options_.headroom.cpu, options_.margins.cpu + adapted_.cpu),
-          sized(want.memory, projected_memory(), options_.headroom.memory, options_.margins.memory + adapted_.memory)};
+  auto sized = [](double estimate, double floor, double margin) { return std::max(estimate * (1 + margin), floor); };
+  return {sized(want.cpu, usage_floor(latest_usage_.cpu, options_.headroom.cpu, cpu_margin()), cpu_margin()),
+          sized(want.memory, usage_floor(projected_memory(), options_.headroom.memory, memory_margin()), memory_margin())};
+}
+
+// The margins in force: the autoscaler's plus what the online risk targets added.
+double PhaseRecommender::cpu_margin() const { return options_.margins.cpu + adapted_.cpu; }
+double PhaseRecommender::memory_margin() const { return options_.margins.memory + adapted_.memory; }
+
+// Usage times (1 + headroom) and (1 + margin), a margin below 0 counting as 0: no recommendation
+// goes below it.
+double PhaseRecommender::usage_floor(double usage, double headroom, double margin) {
+  return usage * (1 + headroom) * (1 + std::max(0.0, margin));
 }
 
 // One step from the requests in force at most (step_bounded); memory never below an OOM bump
@@ -267,8 +275,7 @@ Amount PhaseRecommender::size(Amount want) const {
 // already uses would kill it for sure. Every recommendation passes here, the operator's and the
 // simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
-  const double used = latest_usage_.memory * (1 + options_.headroom.memory) *
-                      (1 + std::max(0.0, options_.margins.memory + adapted_.memory));
+  const double used = usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
   return guaranteed({step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep),
                      std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep), oom_floor_, used})});
 }

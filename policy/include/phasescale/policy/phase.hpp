@@ -101,6 +101,9 @@ class PhaseRecommender : public Recommender {
   double projected_memory() const;
   double horizon_samples() const;
   Amount size(Amount want) const;
+  double cpu_margin() const;
+  double memory_margin() const;
+  static double usage_floor(double usage, double headroom, double margin);
   Allocation provision(Amount sized) const;
   double step_bounded(double wanted, double in_force, double keep) const;
   void adapt(const Sample& sample);
