@@ -363,6 +363,11 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
     const auto time_left = [&] {
         return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     };
+    const auto within_deadline = [&] {  // a query waits at most what is left of the tick
+        prom::QueryOptions qo;
+        qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
+        return qo;
+    };
     std::set<std::string> skipped;
     const auto skip = [&](const std::string& ns) {
         skipped.insert(ns);
@@ -434,9 +439,7 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
         std::map<std::string, prom::FeatureSnapshot> snapshots;
         for (auto& [url, q] : queries) {
             try {
-                prom::QueryOptions qo;
-                qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
-                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window, std::nullopt, qo);
+                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window, std::nullopt, within_deadline());
                 summary.prometheus_queries += snapshots[url].queries;
             } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
                 prom::FeatureSnapshot s;
@@ -465,9 +468,8 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                     const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
                                          std::chrono::duration<double>(now))) - step;
                     const auto start = end - step * kWarmUpSamples;
-                    prom::QueryOptions qo;
-                    qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
-                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step, qo);
+                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step,
+                                                   within_deadline());
                     summary.prometheus_queries += h->queries;
                 } catch (const std::exception& e) {
                     log("warning", "history query failed", {{"namespace", ns}, {"error", prom::describe_without_reply(e)}});
