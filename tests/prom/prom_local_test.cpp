@@ -126,17 +126,34 @@ TEST_CASE("a server that does not answer in time gives a TransportError that say
     Client client(c);
     const auto started = std::chrono::steady_clock::now();
     try {
-        client.query("up", {}, QueryOptions{300ms, {}});
+        client.query("up", {}, QueryOptions{200ms, {}});
         FAIL("no timeout");
     } catch (const TransportError& e) {
         CHECK(e.timed_out());
         CHECK(e.query() == "up");
-        CHECK_THAT(std::string(e.what()), Contains("no answer within 0.3 s") && Contains(server.url()));
+        CHECK_THAT(std::string(e.what()), Contains("no answer within 0.2 s") && Contains(server.url()));
     }
     CHECK(std::chrono::steady_clock::now() - started < 5s);
     CHECK(outcomes == std::vector<Outcome>{Outcome::Timeout});
     CHECK(client.stats().timeouts == 1);
     CHECK(client.stats().errors == 1);
+}
+
+TEST_CASE("queries with ever different waits share a few connections", "[local]") {
+    // The operator cuts each query's wait to what is left of its tick, so no two waits are
+    // alike; each must not cost a connection (and a pool) of its own. Waits are rounded down
+    // to 1, 2 or 5 times a power of ten: these 40 (4000 ms down to 2557 ms) take 2000 ms.
+    test_support::FakeHttpServer server([](const SeenRequest&, const test_support::HttpExchange& send) {
+        send(test_support::FakeHttpServer::response(200, kEmptyVector));  // keeps the connection
+    });
+    ClientConfig c;
+    c.url = server.url();
+    c.timeout = 5s;
+    Client client(c);
+    for (int i = 0; i < 40; ++i) client.query("up", {}, QueryOptions{std::chrono::milliseconds(4000 - 37 * i), {}});
+    CHECK(server.requests().size() == 40);
+    // One pool; cpprest may open a second connection before the first is back in it.
+    CHECK(server.connections() <= 4);
 }
 
 TEST_CASE("an unreachable server gives a TransportError naming it", "[local]") {

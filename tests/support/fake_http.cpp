@@ -95,6 +95,7 @@ void FakeHttpServer::serve() {
         if (poll(&p, 1, 50) != 1) continue;
         int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) continue;
+        ++connections_;
         workers_.emplace_back([this, fd] { handle(fd); });
     }
 }

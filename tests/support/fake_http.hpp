@@ -53,6 +53,7 @@ public:
     int port() const { return port_; }
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
     std::vector<HttpRequest> requests() const;
+    int connections() const { return connections_; }  // accepted so far
 
     // A complete response.
     static std::string response(int status, const std::string& body, const std::string& extra_headers = {},
@@ -69,6 +70,7 @@ private:
     int listen_fd_ = -1;
     int port_ = 0;
     std::atomic<bool> stop_{false};
+    std::atomic<int> connections_{0};
     mutable std::mutex mutex_;
     std::condition_variable stopped_;
     std::vector<HttpRequest> requests_;

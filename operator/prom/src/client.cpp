@@ -84,6 +84,19 @@ struct Counters {
     ClientStats stats;
 };
 
+// The wait a request gets: the configured timeout, or a shorter wait rounded down to the 1-2-5
+// grid (1 ms, 2 ms, 5 ms, 10 ms, ...), so that few distinct waits (and clients) ever exist.
+std::chrono::milliseconds wait_on_grid(std::chrono::milliseconds wanted, std::chrono::milliseconds configured) {
+    if (wanted >= configured) return configured;
+    long long grid = 1;
+    for (long long decade = 1; decade <= wanted.count(); decade *= 10) {
+        for (long long step : {1, 2, 5}) {
+            if (step * decade <= wanted.count()) grid = step * decade;
+        }
+    }
+    return std::chrono::milliseconds(grid);
+}
+
 }  // namespace
 
 const char* to_string(Outcome outcome) {
@@ -141,8 +154,11 @@ struct Client::Impl {
     bool sni = true;
     TokenSource tokens;
     Counters counters;
+    // One HTTP client (and connection pool) per wait on the 1-2-5 grid: the operator cuts each
+    // query's wait to what is left of its tick, and a client per exact wait leaked a pool per
+    // tick. (Cancelling a cpprest request instead aborts the process on an unobserved exception.)
     std::mutex clients_mutex;
-    std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by timeout (ms)
+    std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by wait (ms)
 
     explicit Impl(ClientConfig c) : config(std::move(c)), tokens(config.bearer_token, config.bearer_token_file) {
         if (config.url.empty()) throw ConfigError("Prometheus URL is empty");
@@ -155,9 +171,9 @@ struct Client::Impl {
         if (uri.scheme() != "http" && uri.scheme() != "https") {
             throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" must start with http:// or https://");
         }
-        if (uri.host().empty()) throw ConfigError("Prometheus URL \"" + config.url + "\" has no host");
+        if (uri.host().empty()) throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" has no host");
         if (!uri.query().empty() || !uri.fragment().empty()) {
-            throw ConfigError("Prometheus URL \"" + config.url + "\" must not have a query or fragment");
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" must not have a query or fragment");
         }
         if (config.timeout.count() <= 0) throw ConfigError("Prometheus timeout must be positive");
         https = uri.scheme() == "https";
@@ -175,12 +191,12 @@ struct Client::Impl {
         }
     }
 
-    std::shared_ptr<hc::http_client> client_for(std::chrono::milliseconds timeout) {
+    std::shared_ptr<hc::http_client> client_for(std::chrono::milliseconds wait) {
         std::lock_guard lock(clients_mutex);
-        auto& slot = clients[timeout.count()];
+        auto& slot = clients[wait.count()];
         if (!slot) {
             hc::http_client_config hcfg;
-            hcfg.set_timeout(timeout);
+            hcfg.set_timeout(wait);
             if (https) {
                 hcfg.set_validate_certificates(!config.insecure_skip_tls_verify);
                 // SNI carries host names only.
@@ -223,7 +239,7 @@ struct Client::Impl {
 
     QueryResult post(std::string_view endpoint, std::string_view promql, std::string form,
                      const QueryOptions& options) {
-        const auto timeout = options.timeout.value_or(config.timeout);
+        const auto timeout = wait_on_grid(options.timeout.value_or(config.timeout), config.timeout);
         if (timeout.count() <= 0) throw ConfigError("Prometheus timeout must be positive");
         if (options.eval_timeout) form += "&timeout=" + form_encode(format_seconds(*options.eval_timeout));
         const std::string query(promql);
@@ -231,7 +247,6 @@ struct Client::Impl {
         int status = 0;
         std::string body;
         try {
-            auto client = client_for(timeout);
             http::http_request req(http::methods::POST);
             req.set_request_uri(web::uri("/api/v1/" + std::string(endpoint)));
             req.headers().add("Accept", "application/json");
@@ -239,7 +254,7 @@ struct Client::Impl {
             std::string token = tokens.get();
             if (!token.empty()) req.headers().add("Authorization", "Bearer " + token);
             req.set_body(std::move(form), "application/x-www-form-urlencoded");
-            http::http_response resp = client->request(req).get();
+            http::http_response resp = client_for(timeout)->request(req).get();
             status = resp.status_code();
             body = resp.extract_utf8string(true).get();
         } catch (const std::exception& e) {

@@ -68,7 +68,7 @@ struct ClientConfig {
 };
 
 struct QueryOptions {
-    // How long the client waits for the answer, instead of ClientConfig::timeout.
+    // How long the client waits for the answer, when shorter than ClientConfig::timeout.
     std::optional<std::chrono::milliseconds> timeout;
     // Prometheus' own evaluation timeout (its `timeout` parameter); the server answers with
     // errorType "timeout" past it. Not sent when unset (the server's --query.timeout applies).
