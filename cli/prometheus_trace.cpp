@@ -3,9 +3,11 @@
 #include "command.hpp"
 
 #include <phasescale/kube/selector.hpp>
+#ifdef PHASESCALE_WITH_PROMETHEUS
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
 #include <phasescale/prom/pod_selector.hpp>
+#endif
 
 #include <CLI/CLI.hpp>
 
@@ -40,10 +42,18 @@ milliseconds duration_option(const std::string& text, const char* option) {
   return *d;
 }
 
+// Without cpprestsdk (an offline build, see cli/CMakeLists.txt) there is no Prometheus client:
+// the options stay, under a heading that says so, and using them is a usage error.
+#ifdef PHASESCALE_WITH_PROMETHEUS
+constexpr const char* kPrometheusGroup = "Prometheus";
+#else
+constexpr const char* kPrometheusGroup = "Prometheus (not in this build: it was built without cpprestsdk)";
+#endif
+
 }  // namespace
 
 CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool required) {
-  const char* group = "Prometheus";
+  const char* group = kPrometheusGroup;
   CLI::Option* url = app->add_option("--prometheus", s.url, "Prometheus base URL (http or https) to read the history from")
                          ->type_name("URL")
                          ->group(group);
@@ -78,6 +88,14 @@ std::string describe(const PrometheusSource& s) {
          " since " + s.since + " step " + s.step;
 }
 
+#ifndef PHASESCALE_WITH_PROMETHEUS
+model::Trace read_prometheus_trace(const PrometheusSource&) {
+  throw UsageError(
+      "this phasescale was built without cpprestsdk, so it cannot read from Prometheus (--prometheus, "
+      "export-trace): build it with libcpprest-dev and libssl-dev installed, or export the trace with a "
+      "build that can and pass it with --trace");
+}
+#else
 model::Trace read_prometheus_trace(const PrometheusSource& s) {
   const milliseconds since = duration_option(s.since, "--since");
   const milliseconds step = duration_option(s.step, "--step");
@@ -148,6 +166,7 @@ model::Trace read_prometheus_trace(const PrometheusSource& s) {
                              " in the last " + s.since);
   return trace;
 }
+#endif
 
 void write_trace_csv(const model::Trace& trace, std::FILE* out) {
   std::string header = "timestamp,pod.id";

@@ -12,6 +12,9 @@ bash tests/helm/build.sh >/dev/null
 # The real VPA recommender for the vpa.reference tests, likewise (tests/vpa-reference/build.sh).
 bash tests/vpa-reference/build.sh >/dev/null
 ctest --test-dir "${PHASESCALE_BUILD_DIR:-build}" --output-on-failure
+# The offline part without cpprestsdk, in a build directory of its own (build-offline): only
+# the `phasescale` target and a few checks of it, 2-4 minutes (scripts/offline-check.sh).
+bash scripts/offline-check.sh
 # The libFuzzer harnesses, about a minute each (tests/fuzz/README.md); clang and its own build
 # directory (build-fuzz), so after the tests above.
 bash scripts/fuzz.sh
