@@ -29,7 +29,7 @@ import (
 	"k8s.io/autoscaler/vertical-pod-autoscaler/pkg/recommender/model"
 )
 
-// The trace's columns, as DESIGN.md names them.
+// The trace's columns, as phasescale names them (model/README.md).
 const (
 	timeColumn   = "timestamp"
 	idColumn     = "pod.id"

@@ -1,4 +1,4 @@
-// The control loop of DESIGN.md: every tick, for each PhaseAutoscaler, select its Running pods,
+// The control loop (README.md): every tick, for each PhaseAutoscaler, select its Running pods,
 // read their features with one Prometheus query per feature and namespace, step the container
 // trackers, and act by mode: label (all modes), annotate (Recommend, InPlace), resize (InPlace).
 // The status is written at most once per tick per PhaseAutoscaler, and only when it changed.

@@ -21,7 +21,7 @@
 
 namespace phasescale::prom {
 
-// The canonical feature names (the trace columns of DESIGN.md).
+// The canonical feature names (the trace columns of model/README.md).
 inline constexpr std::string_view kCpuFeature = "cpu.usage.cores";
 inline constexpr std::string_view kMemoryFeature = "mem.working.set";
 
