@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,7 @@
 #include <phasescale/kube/config.hpp>
 #include <phasescale/kube/leader_election.hpp>
 #include <phasescale/loan/controller.hpp>
+#include <phasescale/model/duration.hpp>
 #include <phasescale/prom/client.hpp>
 
 namespace {
@@ -178,25 +180,14 @@ private:
 
 // --------------------------------------------------------------------------------- arguments
 
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
-    std::size_t i = 0;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) ++i;
-    if (i == 0) return std::nullopt;
-    double v = 0;
+// A flag's duration (model/duration.hpp); a bad one is said on stderr, naming the flag.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text, const char* flag) {
     try {
-        v = std::stod(text.substr(0, i));
-    } catch (...) {
+        return phasescale::model::parse_duration(text, flag);
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "phasescale-operator: " << e.what() << "\n";
         return std::nullopt;
     }
-    const std::string unit = text.substr(i);
-    double ms = 0;
-    if (unit == "ms") ms = v;
-    else if (unit == "s" || unit.empty()) ms = v * 1000;
-    else if (unit == "m") ms = v * 60000;
-    else if (unit == "h") ms = v * 3600000;
-    else return std::nullopt;
-    if (!(ms >= 1)) return std::nullopt;
-    return std::chrono::milliseconds(static_cast<long long>(ms));
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -249,9 +240,9 @@ int main(int argc, char** argv) {
     app.add_option("--prometheus-allowed-urls", allowed_prometheus_text,
                    "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
                    "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
-    app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query")->capture_default_str();
-    app.add_option("--tick", tick_text, "time between two reconcile passes (e.g. 15s, 500ms, 1m)")->capture_default_str();
-    app.add_option("--scrape-interval", scrape_text, "Prometheus' scrape interval, for the rate() window")->capture_default_str();
+    app.add_option("--prometheus-timeout", prometheus_timeout_text, "timeout of one Prometheus query (a duration, README: Durations)")->capture_default_str();
+    app.add_option("--tick", tick_text, "time between two reconcile passes, e.g. 15s, 500ms, 1m (a duration, README: Durations)")->capture_default_str();
+    app.add_option("--scrape-interval", scrape_text, "Prometheus' scrape interval, for the rate() window (a duration, README: Durations)")->capture_default_str();
     app.add_flag("--allow-insecure-kube-http", allow_http_kube,
                  "accept an http:// Kubernetes API server (its token would travel in clear; tests only)");
     app.add_option("--kube-qps", kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
@@ -269,20 +260,23 @@ int main(int argc, char** argv) {
     app.add_option("--lease-namespace", lease_namespace, "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
     app.add_option("--lease-name", lease_name, "name of the Lease")->capture_default_str();
     app.add_option("--stuck-after", stuck_after_text,
-                   "/healthz fails once no tick has ended for this long (default: max(5 x --tick, 60s))");
+                   "/healthz fails once no tick has ended for this long (a duration, README: Durations; default: max(5 x --tick, 60s))");
     app.add_option("--metrics-addr", metrics_addr, "HOST:PORT for /metrics, /healthz and /readyz")->capture_default_str();
     app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     const auto level = parse_level(log_level);
-    const auto tick = parse_duration(tick_text);
-    const auto scrape = parse_duration(scrape_text);
-    const auto prom_timeout = parse_duration(prometheus_timeout_text);
-    const std::optional<std::chrono::milliseconds> stuck_after =
-        stuck_after_text.empty() && tick ? std::max<std::chrono::milliseconds>(*tick * 5, std::chrono::seconds(60))
-                                         : parse_duration(stuck_after_text);
-    if (!level || !tick || !scrape || !prom_timeout || !stuck_after) {
-        std::cerr << "phasescale-operator: bad --log-level, --tick, --scrape-interval, --prometheus-timeout or --stuck-after\n";
+    const auto tick = parse_duration(tick_text, "--tick");
+    const auto scrape = parse_duration(scrape_text, "--scrape-interval");
+    const auto prom_timeout = parse_duration(prometheus_timeout_text, "--prometheus-timeout");
+    using std::chrono::milliseconds;
+    const std::optional<milliseconds> stuck_after =
+        !stuck_after_text.empty() ? parse_duration(stuck_after_text, "--stuck-after")
+        : tick                    ? std::optional(std::max<milliseconds>(*tick * 5, std::chrono::seconds(60)))
+                                  : std::nullopt;
+    if (!tick || !scrape || !prom_timeout || !stuck_after) return 2;
+    if (!level) {
+        std::cerr << "phasescale-operator: bad --log-level\n";
         return 2;
     }
     if (prometheus_url.empty()) {
