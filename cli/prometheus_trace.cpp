@@ -3,6 +3,7 @@
 #include "command.hpp"
 
 #include <phasescale/kube/selector.hpp>
+#include <phasescale/model/duration.hpp>
 #ifdef PHASESCALE_WITH_PROMETHEUS
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
@@ -22,24 +23,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// "30s", "5m", "2h", "14d", "500ms": a whole number and one unit.
-std::optional<milliseconds> parse_duration(const std::string& text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0 || digits > 12) return std::nullopt;
-  const long long n = std::stoll(text.substr(0, digits));
-  const std::string unit = text.substr(digits);
-  static const std::map<std::string, long long> ms_per{
-      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}, {"w", 604'800'000}};
-  const auto it = ms_per.find(unit);
-  if (it == ms_per.end() || n <= 0) return std::nullopt;
-  return milliseconds(n * it->second);
-}
-
+// The flags' one duration grammar (model/duration.hpp); a bad one is a usage error.
 milliseconds duration_option(const std::string& text, const char* option) {
-  const auto d = parse_duration(text);
-  if (!d) throw UsageError(std::string(option) + ": '" + text + "' is not a duration like 30s, 5m, 2h or 14d");
-  return *d;
+  try {
+    return model::parse_duration(text, option);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 // Without cpprestsdk (an offline build, see cli/CMakeLists.txt) there is no Prometheus client:
@@ -74,12 +64,12 @@ CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool req
   with_url(app->add_option("--selector", s.selector,
                            "Label selector over the pods (app=train,tier in (a,b),!canary); needs kube-state-metrics' "
                            "kube_pod_labels with those labels. Empty: every container of the namespace"));
-  with_url(app->add_option("--since", s.since, "How far back to read (e.g. 6h, 14d)")->capture_default_str());
-  with_url(app->add_option("--step", s.step, "One sample every STEP: use the operator's --tick, the period the model will run at")->capture_default_str());
+  with_url(app->add_option("--since", s.since, "How far back to read, e.g. 6h, 14d (a duration, README: Durations)")->capture_default_str());
+  with_url(app->add_option("--step", s.step, "One sample every STEP: use the operator's --tick, the period the model will run at (a duration, README: Durations)")->capture_default_str());
   with_url(app->add_option("--scrape-interval", s.scrape_interval,
-                           "Prometheus' scrape interval: CPU is a rate over max(4 scrapes, STEP)")
+                           "Prometheus' scrape interval: CPU is a rate over max(4 scrapes, STEP) (a duration, README: Durations)")
                ->capture_default_str());
-  with_url(app->add_option("--prometheus-timeout", s.timeout, "Timeout of one range query")->capture_default_str());
+  with_url(app->add_option("--prometheus-timeout", s.timeout, "Timeout of one range query (a duration, README: Durations)")->capture_default_str());
   return url;
 }
 
