@@ -439,6 +439,21 @@ TEST_CASE("pod decisions: pending or in-progress resizes back off exponentially"
     CHECK(decide_pod(pod, {t}, 0, gate, 2000).reason == "ResizeDeferred");
 }
 
+TEST_CASE("backoff: doubles from the initial delay up to the maximum, the level bounded", "[unit]") {
+    PodGate gate;
+    back_off(gate, 1000);
+    CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
+    CHECK(gate.backoff_level == 1);
+    back_off(gate, 2000);
+    CHECK(gate.backoff_until == 2000 + 2 * kBackoffInitialSeconds);
+    for (int i = 0; i < 100; ++i) back_off(gate, 3000);
+    CHECK(gate.backoff_until == 3000 + kBackoffMaxSeconds);
+    CHECK(gate.backoff_level == kBackoffMaxLevel);
+    gate.backoff_level = 0;  // a resize that went through starts over
+    back_off(gate, 4000);
+    CHECK(gate.backoff_until == 4000 + kBackoffInitialSeconds);
+}
+
 TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit]") {
     json pod = make_pod("a");
     ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(1.5, 3 * GiB), ContainerPolicy{}, 0.05);

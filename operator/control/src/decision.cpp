@@ -90,6 +90,11 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     return t;
 }
 
+void back_off(PodGate& gate, double now) {
+    gate.backoff_until = now + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
+    gate.backoff_level = std::min(gate.backoff_level + 1, kBackoffMaxLevel);
+}
+
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
                        PodGate& gate, double now) {
     PodDecision d;
@@ -104,11 +109,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         d.action = d.reason == "ResizeInfeasible" ? Action::Blocked : Action::Wait;
         d.message = cond->type + (cond->reason.empty() ? "" : " (" + cond->reason + ")") +
                     (cond->message.empty() ? "" : ": " + cond->message);
-        if (now >= gate.backoff_until) {
-            const double delay = std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
-            gate.backoff_until = now + delay;
-            gate.backoff_level = std::min(gate.backoff_level + 1, 30);
-        }
+        if (now >= gate.backoff_until) back_off(gate, now);
         return d;
     }
     if (now < gate.backoff_until) {

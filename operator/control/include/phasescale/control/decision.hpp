@@ -57,6 +57,13 @@ struct PodGate {
 // Backoff while a pod reports a pending or in-progress resize: kBackoffInitial doubling up to kBackoffMax.
 inline constexpr double kBackoffInitialSeconds = 5;
 inline constexpr double kBackoffMaxSeconds = 300;
+// Where the level stops counting: the delay reached kBackoffMaxSeconds long before (5 s x 2^6),
+// this only keeps 2^level finite and the counter from overflowing.
+inline constexpr int kBackoffMaxLevel = 30;
+
+// Starts the gate's next backoff at `now` (unix seconds): kBackoffInitialSeconds x 2^level,
+// at most kBackoffMaxSeconds; the next one will be twice as long.
+void back_off(PodGate& gate, double now);
 
 enum class Action { None, Resize, Wait, Blocked };
 const char* to_string(Action action);
