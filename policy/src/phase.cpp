@@ -137,7 +137,7 @@ void PhaseRecommender::observe(const Sample& sample) {
   if (sample.oom_killed) {
     // The OOM line is the limit (the request where no limit is set).
     const double given = std::max(sample.allocated.memory, sample.limit.memory);
-    oom_floor_ = std::max({oom_floor_, given + options_.oom_min_bump, given * options_.oom_bump_ratio});
+    oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(given));
   }
 }
 

@@ -134,8 +134,7 @@ void VpaRecommender::observe(const Sample& s) {
   if (s.oom_killed) {
     // ContainerState.RecordOOM: an artificial peak above what the container was given.
     const double used = std::max(resource_amount(s.allocated.memory), memory_peak_);
-    const double needed = std::max(used + resource_amount(options_.oom_min_bump),
-                                   resource_amount(used * options_.oom_bump_ratio));
+    const double needed = resource_amount(options_.oom_bump.after(used));
     add_memory_peak(needed, s.timestamp, true);
   }
 }

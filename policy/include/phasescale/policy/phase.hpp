@@ -68,10 +68,8 @@ struct PhaseOptions {
   // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
   // distance is in no known phase: the policy falls back to `window` for it.
   double unknown_distance = 1.0;
-  // After an OOM kill: memory at least max(allocated + oom_min_bump, allocated * oom_bump_ratio)
-  // until the phase changes (VPA's bump: DefaultOOMMinBumpUp 100 MiB, DefaultOOMBumpUpRatio 1.2).
-  double oom_bump_ratio = 1.2;
-  double oom_min_bump = 100.0 * 1024 * 1024;
+  // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
+  OomBump oom_bump;
   WindowOptions fallback;  // its margins are ignored: the policy's apply
   // Columns of the model's statistics that hold CPU and memory usage.
   std::string cpu_column = "cpu.usage.cores";

@@ -3,6 +3,7 @@
 // and limits of CPU and memory) it wants for what comes next. The simulator and the operator
 // drive the same recommenders.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -31,6 +32,15 @@ struct Sample {
   const double* features = nullptr;
   // For `oracle` only: this sample's phase, known in advance (-1: none).
   int known_phase = -1;
+};
+
+// The memory an OOM-killed container gets at least: what it was given plus min_bytes, or times
+// ratio, whichever is more (the VPA's ContainerState.RecordOOM with DefaultOOMMinBumpUp and
+// DefaultOOMBumpUpRatio). The vpa and phase recommenders both bump this way.
+struct OomBump {
+  double ratio = 1.2;
+  double min_bytes = 100.0 * 1024 * 1024;
+  double after(double given) const { return std::max(given + min_bytes, given * ratio); }
 };
 
 // Safety margins: the recommended request is the policy's estimate times (1 + margin).

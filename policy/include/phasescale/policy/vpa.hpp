@@ -82,8 +82,7 @@ struct VpaOptions {
   Margins margins{0.15, 0.15};
   double min_cpu = 0.025;                   // PodMinCPUMillicores: 25
   double min_memory = 250.0 * 1024 * 1024;  // PodMinMemoryMb: 250 (MiB: logic multiplies by 1024 * 1024)
-  double oom_bump_ratio = 1.2;              // model.DefaultOOMBumpUpRatio: 1.2
-  double oom_min_bump = 100.0 * 1024 * 1024;  // model.DefaultOOMMinBumpUp: 100 MiB
+  OomBump oom_bump;  // model.DefaultOOMBumpUpRatio 1.2, model.DefaultOOMMinBumpUp 100 MiB
   // model.minSampleWeight: 0.1, the weight of every CPU sample. The request in force plays no
   // part: a sample carries none (v1.7.0 to v1.8.1 alike).
   double cpu_sample_weight = 0.1;
