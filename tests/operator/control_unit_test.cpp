@@ -135,7 +135,7 @@ TEST_CASE("spec: every field is read", "[unit]") {
     CHECK(s.cooldown_seconds == 30);
     CHECK(s.proactive);
     CHECK(s.prometheus_url == "http://prom:9090");
-    CHECK(s.feature_queries.at("cpu.usage.cores") == "sum(x{namespace=\"${namespace}\"}[${window}])");
+    CHECK(s.feature_queries.at("cpu.usage.cores") == "sum(x{namespace=\"{namespace}\"}[{window}])");
     const ContainerPolicy other = s.policy_for("worker");
     CHECK(other.min_allowed.cpu.value() == Approx(0.25));
     CHECK(other.max_allowed.memory.value() == 8 * GiB);
@@ -149,6 +149,18 @@ TEST_CASE("spec: every field is read", "[unit]") {
     CHECK(o.margins.cpu == 0.2);
     CHECK(o.debounce == 3);
     CHECK(o.proactive);
+}
+
+TEST_CASE("spec: feature queries use {namespace} and {window}; the older ${...} reads the same", "[unit]") {
+    auto parsed = [](const std::string& query) {
+        return parse_spec(pas({{"selector", {{"matchLabels", {{"app", "train"}}}}},
+                               {"prometheus", {{"featureQueries", {{"cpu.usage.cores", query}}}}}}));
+    };
+    const ParsedSpec old = parsed("sum(x{namespace=\"${namespace}\"}[${window}])");
+    REQUIRE(old.ok());
+    CHECK(old.spec.feature_queries.at("cpu.usage.cores") == "sum(x{namespace=\"{namespace}\"}[{window}])");
+    const ParsedSpec none = parsed("sum(x)");
+    CHECK_THAT(none.message(), Contains("must use {namespace}") && !Contains("${"));
 }
 
 TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", "[unit]") {

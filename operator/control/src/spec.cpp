@@ -134,18 +134,12 @@ void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizi
     }
 }
 
-// The CRD documents {namespace} and {window}; the Prometheus client's templates use ${...}.
-std::string dollar_placeholders(std::string t) {
-    for (const std::string name : {"namespace", "window"}) {
-        const std::string bare = "{" + name + "}";
+// The placeholders are {namespace} and {window}, as the CRD says; earlier versions also read
+// ${namespace} and ${window}, which still mean the same.
+std::string without_dollars(std::string t) {
+    for (const char* placeholder : {"${namespace}", "${window}"}) {
         std::size_t pos = 0;
-        while ((pos = t.find(bare, pos)) != std::string::npos) {
-            if (pos == 0 || t[pos - 1] != '$') {
-                t.insert(pos, "$");
-                ++pos;
-            }
-            pos += bare.size();
-        }
+        while ((pos = t.find(placeholder, pos)) != std::string::npos) t.erase(pos, 1);
     }
     return t;
 }
@@ -214,8 +208,8 @@ ParsedSpec parse_spec(const json& object) {
                     r.error("prometheus.featureQueries." + it.key(), "expected a PromQL template");
                     continue;
                 }
-                const std::string t = dollar_placeholders(it.value().get<std::string>());
-                if (t.find("${namespace}") == std::string::npos) {
+                const std::string t = without_dollars(it.value().get<std::string>());
+                if (t.find("{namespace}") == std::string::npos) {
                     r.error("prometheus.featureQueries." + it.key(), "must use {namespace}");
                     continue;
                 }

@@ -1,6 +1,7 @@
 #include "phasescale/prom/features.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -9,8 +10,10 @@ namespace phasescale::prom {
 
 namespace {
 
-constexpr std::string_view kNamespacePlaceholder = "${namespace}";
-constexpr std::string_view kWindowPlaceholder = "${window}";
+constexpr std::string_view kNamespacePlaceholder = "{namespace}";
+constexpr std::string_view kWindowPlaceholder = "{window}";
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
     std::size_t pos = 0;
@@ -67,22 +70,25 @@ std::string escape_label_value(std::string_view value) {
     return out;
 }
 
+// A placeholder is a name in braces, starting with a letter: {namespace}. PromQL's own braces
+// hold label matchers ({a="b"}) and regex repeats ({2,3}), never a bare name.
 void validate_template(std::string_view t) {
     if (t.find(kNamespacePlaceholder) == std::string_view::npos) {
-        throw ConfigError("feature query template must use ${namespace} (one query per namespace): " + std::string(t));
+        throw ConfigError("feature query template must use {namespace} (one query per namespace): " + std::string(t));
     }
-    std::size_t pos = 0;
-    while ((pos = t.find("${", pos)) != std::string_view::npos) {
-        std::size_t end = t.find('}', pos);
-        if (end == std::string_view::npos) {
+    for (std::size_t pos = t.find('{'); pos != std::string_view::npos; pos = t.find('{', pos + 1)) {
+        if (pos + 1 >= t.size() || std::isalpha(static_cast<unsigned char>(t[pos + 1])) == 0) continue;
+        std::size_t end = pos + 1;
+        while (end < t.size() && name_char(t[end])) ++end;
+        if (end < t.size() && std::string_view("=!~, \t\n").find(t[end]) != std::string_view::npos) continue;  // a matcher
+        if (end == t.size() || t[end] != '}') {
             throw ConfigError("feature query template has an unclosed placeholder: " + std::string(t));
         }
-        std::string_view name = t.substr(pos, end - pos + 1);
+        const std::string_view name = t.substr(pos, end - pos + 1);
         if (name != kNamespacePlaceholder && name != kWindowPlaceholder) {
             throw ConfigError("feature query template has an unknown placeholder " + std::string(name) +
-                              " (known: ${namespace}, ${window}): " + std::string(t));
+                              " (known: {namespace}, {window}): " + std::string(t));
         }
-        pos = end + 1;
     }
 }
 

@@ -51,7 +51,7 @@ FeatureQueries select_pods(const FeatureQueries& queries, const kube::LabelSelec
     for (const FeatureQuery& q : queries.queries()) {
         selected.push_back({q.feature, "(" + q.promql_template +
                                            ") * on (namespace, pod) group_left () max by (namespace, pod) "
-                                           "(kube_pod_labels{namespace=\"${namespace}\", " + matchers + "})"});
+                                           "(kube_pod_labels{namespace=\"{namespace}\", " + matchers + "})"});
     }
     return FeatureQueries(std::move(selected));
 }

@@ -2,9 +2,9 @@
 // namespace, whatever the number of pods, each answering with one series per
 // (namespace, pod, container).
 //
-// Templates may use two placeholders: ${namespace} (replaced by the namespace, escaped for a
-// PromQL string) and ${window} (a PromQL duration, for rate()). Every template must use
-// ${namespace}, so that its answer is the namespace's containers only.
+// Templates may use two placeholders, the CRD's: {namespace} (replaced by the namespace, escaped
+// for a PromQL string) and {window} (a PromQL duration, for rate()). Every template must use
+// {namespace}, so that its answer is the namespace's containers only.
 #pragma once
 
 #include <chrono>
@@ -27,10 +27,10 @@ inline constexpr std::string_view kMemoryFeature = "mem.working.set";
 
 // CPU cores used, averaged over the window.
 inline constexpr std::string_view kDefaultCpuTemplate =
-    R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="${namespace}", container!="", container!="POD"}[${window}])))";
+    R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="{namespace}", container!="", container!="POD"}[{window}])))";
 // Working-set bytes now.
 inline constexpr std::string_view kDefaultMemoryTemplate =
-    R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="${namespace}", container!="", container!="POD"}))";
+    R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="{namespace}", container!="", container!="POD"}))";
 
 // rate() needs a few scrapes in its window, and a tick longer than that must not skip usage:
 // the window is max(kScrapesPerWindow * scrape_interval, tick).
@@ -56,7 +56,7 @@ public:
     explicit FeatureQueries(std::vector<FeatureQuery> queries);
 
     // Replaces the template of `feature`, or appends the feature. Throws ConfigError for a bad
-    // template (unknown placeholder, no ${namespace}).
+    // template (unknown placeholder, no {namespace}).
     void set_template(std::string_view feature, std::string_view promql_template);
 
     const std::vector<FeatureQuery>& queries() const { return queries_; }
