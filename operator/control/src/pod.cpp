@@ -7,10 +7,7 @@
 namespace phasescale::control {
 namespace {
 
-std::string str(const json& j, const char* key) {
-    if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
-    return {};
-}
+using kube::string_field;
 
 ResourceValues values(const json& r, const char* key) {
     ResourceValues v;
@@ -77,18 +74,18 @@ bool pod_running(const json& pod) {
     if (pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&
         !pod["metadata"]["deletionTimestamp"].is_null())
         return false;
-    return pod.contains("status") && str(pod["status"], "phase") == "Running";
+    return string_field(pod, "status", "phase") == "Running";
 }
 
-std::string pod_name(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "name") : ""; }
-std::string pod_namespace(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "namespace") : ""; }
-std::string pod_uid(const json& pod) { return pod.contains("metadata") ? str(pod["metadata"], "uid") : ""; }
+std::string pod_name(const json& pod) { return string_field(pod, "metadata", "name"); }
+std::string pod_namespace(const json& pod) { return string_field(pod, "metadata", "namespace"); }
+std::string pod_uid(const json& pod) { return string_field(pod, "metadata", "uid"); }
 
 std::vector<ContainerResources> container_resources(const json& pod) {
     std::vector<ContainerResources> out;
     for (const json& c : containers_of(pod)) {
         ContainerResources r;
-        r.name = str(c, "name");
+        r.name = string_field(c, "name");
         if (c.contains("resources")) {
             r.requests = values(c["resources"], "requests");
             r.limits = values(c["resources"], "limits");
@@ -120,10 +117,10 @@ std::string qos_class(const std::vector<ContainerResources>& containers) {
 
 std::string resize_policy(const json& pod, const std::string& container, const std::string& resource) {
     for (const json& c : containers_of(pod)) {
-        if (str(c, "name") != container || !c.contains("resizePolicy") || !c["resizePolicy"].is_array()) continue;
+        if (string_field(c, "name") != container || !c.contains("resizePolicy") || !c["resizePolicy"].is_array()) continue;
         for (const json& p : c["resizePolicy"])
-            if (str(p, "resourceName") == resource) {
-                const std::string r = str(p, "restartPolicy");
+            if (string_field(p, "resourceName") == resource) {
+                const std::string r = string_field(p, "restartPolicy");
                 return r.empty() ? "NotRequired" : r;
             }
     }
@@ -134,9 +131,9 @@ std::optional<ResizeCondition> resize_condition(const json& pod) {
     if (!pod.contains("status") || !pod["status"].contains("conditions") || !pod["status"]["conditions"].is_array())
         return std::nullopt;
     for (const json& c : pod["status"]["conditions"]) {
-        const std::string type = str(c, "type");
-        if ((type == "PodResizePending" || type == "PodResizeInProgress") && str(c, "status") == "True")
-            return ResizeCondition{type, str(c, "reason"), str(c, "message")};
+        const std::string type = string_field(c, "type");
+        if ((type == "PodResizePending" || type == "PodResizeInProgress") && string_field(c, "status") == "True")
+            return ResizeCondition{type, string_field(c, "reason"), string_field(c, "message")};
     }
     return std::nullopt;
 }
@@ -145,10 +142,10 @@ ContainerRestarts container_restarts(const json& pod, const std::string& contain
     ContainerRestarts r;
     if (!pod.contains("status") || !pod["status"].contains("containerStatuses")) return r;
     for (const json& s : pod["status"]["containerStatuses"]) {
-        if (str(s, "name") != container) continue;
+        if (string_field(s, "name") != container) continue;
         if (s.contains("restartCount") && s["restartCount"].is_number_integer()) r.restart_count = s["restartCount"].get<int>();
         if (s.contains("lastState") && s["lastState"].contains("terminated"))
-            r.last_oom_killed = str(s["lastState"]["terminated"], "reason") == "OOMKilled";
+            r.last_oom_killed = string_field(s["lastState"]["terminated"], "reason") == "OOMKilled";
     }
     return r;
 }
@@ -164,7 +161,7 @@ std::vector<WorkloadRef> pod_workloads(const json& pod) {
         return out;
     for (const json& o : pod["metadata"]["ownerReferences"]) {
         if (!o.is_object() || !o.contains("controller") || o["controller"] != true) continue;
-        const std::string kind = str(o, "kind"), name = str(o, "name");
+        const std::string kind = string_field(o, "kind"), name = string_field(o, "name");
         out.push_back({kind, name});
         if (kind == "ReplicaSet") {
             const auto dash = name.rfind('-');
@@ -177,9 +174,9 @@ std::vector<WorkloadRef> pod_workloads(const json& pod) {
 bool vpa_controls(const json& vpa, const json& pod) {
     if (!vpa.contains("spec") || !vpa["spec"].is_object()) return false;
     const json& spec = vpa["spec"];
-    if (spec.contains("updatePolicy") && str(spec["updatePolicy"], "updateMode") == "Off") return false;
+    if (spec.contains("updatePolicy") && string_field(spec["updatePolicy"], "updateMode") == "Off") return false;
     if (!spec.contains("targetRef") || !spec["targetRef"].is_object()) return false;
-    const std::string kind = str(spec["targetRef"], "kind"), name = str(spec["targetRef"], "name");
+    const std::string kind = string_field(spec["targetRef"], "kind"), name = string_field(spec["targetRef"], "name");
     for (const WorkloadRef& w : pod_workloads(pod))
         if (w.kind == kind && w.name == name) return true;
     return false;

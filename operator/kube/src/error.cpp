@@ -1,4 +1,5 @@
 #include "phasescale/kube/error.hpp"
+#include "phasescale/kube/json.hpp"
 
 namespace phasescale::kube {
 
@@ -7,13 +8,6 @@ TransportError::TransportError(std::string method, std::string path, std::string
       timed_out_(timed_out) {}
 
 namespace {
-
-// A string field of a Status, "" when absent or of another type: a malformed error body from a
-// server or a proxy still becomes an ApiError, never a json::type_error.
-std::string string_field(const nlohmann::json& object, const char* key) {
-    if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return {};
-    return object[key].get<std::string>();
-}
 
 std::string describe(int status, const std::string& reason, const std::string& message, const std::string& method,
                      const std::string& path) {

@@ -22,10 +22,6 @@ std::string host_name() {
     return buf;
 }
 
-std::string str(const json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
 }  // namespace
 
 json ObjectReference::to_json() const {
@@ -42,14 +38,14 @@ json ObjectReference::to_json() const {
 
 ObjectReference reference_to(const json& object) {
     ObjectReference r;
-    r.api_version = str(object, "apiVersion");
-    r.kind = str(object, "kind");
+    r.api_version = string_field(object, "apiVersion");
+    r.kind = string_field(object, "kind");
     if (object.contains("metadata")) {
         const json& md = object["metadata"];
-        r.ns = str(md, "namespace");
-        r.name = str(md, "name");
-        r.uid = str(md, "uid");
-        r.resource_version = str(md, "resourceVersion");
+        r.ns = string_field(md, "namespace");
+        r.name = string_field(md, "name");
+        r.uid = string_field(md, "uid");
+        r.resource_version = string_field(md, "resourceVersion");
     }
     return r;
 }

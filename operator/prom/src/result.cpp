@@ -9,6 +9,8 @@
 
 #include "phasescale/prom/error.hpp"
 
+#include <phasescale/kube/json.hpp>
+
 namespace phasescale::prom {
 
 using nlohmann::json;
@@ -109,10 +111,10 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
         cx.bad("the answer is not a JSON object: " + (start.empty() ? std::string("(empty body)") : start));
     }
     // Not value("status", ""): a status that is not a string would throw json::type_error.
-    const std::string status = j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "";
+    const std::string status = kube::string_field(j, "status");
     if (status == "error") {
-        std::string type = j.contains("errorType") && j["errorType"].is_string() ? j["errorType"].get<std::string>() : "";
-        std::string message = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : "";
+        std::string type = kube::string_field(j, "errorType");
+        std::string message = kube::string_field(j, "error");
         throw QueryError(std::string(query), std::string(url), http_status, std::move(type), std::move(message));
     }
     if (status != "success") {

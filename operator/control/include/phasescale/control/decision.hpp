@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/json.hpp>
 #include <phasescale/kube/time.hpp>
 #include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
@@ -19,8 +20,6 @@
 #include "phasescale/control/spec.hpp"
 
 namespace phasescale::control {
-
-using nlohmann::json;
 
 // What one container should get: its current resources with the controlled ones replaced by
 // the clamped, rounded recommendation.

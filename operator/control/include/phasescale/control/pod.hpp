@@ -7,10 +7,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/json.hpp>
 
 namespace phasescale::control {
-
-using nlohmann::json;
 
 // CPU in cores, memory in bytes; unset when the pod does not say.
 struct ResourceValues {

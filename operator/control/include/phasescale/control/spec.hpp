@@ -8,11 +8,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/json.hpp>
 #include <phasescale/kube/selector.hpp>
 
 namespace phasescale::control {
-
-using nlohmann::json;
 
 enum class Mode { Off, Recommend, InPlace };
 const char* to_string(Mode mode);

@@ -19,11 +19,10 @@
 
 #include "phasescale/kube/config.hpp"
 #include "phasescale/kube/error.hpp"
+#include "phasescale/kube/json.hpp"
 #include "phasescale/kube/resource.hpp"
 
 namespace phasescale::kube {
-
-using nlohmann::json;
 
 // Applies to one call (all its attempts).
 struct RequestOptions {

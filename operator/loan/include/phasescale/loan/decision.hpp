@@ -12,11 +12,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/json.hpp>
 #include <phasescale/policy/elastic.hpp>
 
 namespace phasescale::loan {
-
-using nlohmann::json;
 
 // The labels and taints of the loan protocol (README.md).
 inline constexpr const char* kLoanedLabel = "phasescale.io/loaned";            // "true" while loaned

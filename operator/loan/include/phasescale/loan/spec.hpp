@@ -9,12 +9,11 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <phasescale/kube/json.hpp>
 #include <phasescale/kube/selector.hpp>
 #include <phasescale/kube/resource.hpp>
 
 namespace phasescale::loan {
-
-using nlohmann::json;
 
 using kube::LabelSelector;
 using kube::SelectorRequirement;
