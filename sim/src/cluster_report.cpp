@@ -4,6 +4,7 @@
 #include <phasescale/sim/cluster_report.hpp>
 
 #include "html_text.hpp"
+#include "svg.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -66,8 +67,9 @@ struct Line {
   std::vector<std::pair<double, double>> points;  // (time s, value)
 };
 
-// Step lines (a value holds until the next sample) over time in days.
-std::string step_chart(const std::string& title, const std::string& y_label, const std::vector<Line>& lines) {
+// Step lines (a value holds until the next sample) over time in days; `id` is unique in the page.
+std::string step_chart(const std::string& id, const std::string& title, const std::string& y_label,
+                       const std::vector<Line>& lines) {
   constexpr double W = 900, H = 260, L = 60, R = 150, T = 28, B = 36;
   double t_max = 0, y_max = 0;
   for (const Line& l : lines) {
@@ -77,46 +79,23 @@ std::string step_chart(const std::string& title, const std::string& y_label, con
     }
   }
   if (t_max <= 0) t_max = 1;
-  if (y_max <= 0) y_max = 1;
-  const double step = std::pow(10.0, std::floor(std::log10(y_max)));
-  y_max = std::ceil(y_max / step) * step;
-  auto x = [&](double t) { return L + t / t_max * (W - L - R); };
-  auto y = [&](double v) { return H - B - v / y_max * (H - T - B); };
-  std::ostringstream svg;
-  svg << "<svg width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << ' ' << H
-      << "\" role=\"img\" aria-label=\"" << escape(title) << "\">\n";
-  svg << "<text x=\"" << L << "\" y=\"18\" class=\"title\">" << escape(title) << "</text>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double v = y_max * i / 4;
-    svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << y(v) << "\" y2=\"" << y(v)
-        << "\" stroke=\"#e4e4e4\"/><text x=\"" << L - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">"
-        << html::printf_string(y_max >= 10 ? "%.0f" : "%.2g", v) << "</text>\n";
-  }
-  const double days = t_max / 86400, day_step = days > 20 ? 5 : days > 6 ? 2 : days > 1 ? 1 : 0.25;
-  for (double d = 0; d <= days + 1e-9; d += day_step) {
-    svg << "<text x=\"" << x(d * 86400) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">"
-        << html::printf_string("%g", d) << "</text>\n";
-  }
-  svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 4 << "\" text-anchor=\"middle\">days</text>\n";
-  svg << "<text transform=\"translate(14 " << (T + H - B) / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-      << escape(y_label) << "</text>\n";
+  svg::Svg chart(id, W, H, L, T, R, B, title);
+  const svg::Scale x = chart.x(0, t_max), y = chart.y(0, svg::nice_ceiling(y_max, 4));
+  chart.text(L, 18, title, "start", "title");
+  chart.axes({chart.x(0, t_max / 86400), "days", 6, nullptr}, {y, y_label, 4, nullptr});
   int legend = 0;
   for (const Line& l : lines) {
-    std::ostringstream d;
+    std::string d;
     for (std::size_t i = 0; i < l.points.size(); ++i) {
       const auto [t, v] = l.points[i];
-      if (i == 0) d << 'M' << html::printf_string("%.1f", x(t)) << ',' << html::printf_string("%.1f", y(v));
-      else d << 'H' << html::printf_string("%.1f", x(t)) << 'V' << html::printf_string("%.1f", y(v));
+      d += i == 0 ? 'M' + svg::px(x(t)) + ',' + svg::px(y(v)) : 'H' + svg::px(x(t)) + 'V' + svg::px(y(v));
     }
-    svg << "<path d=\"" << d.str() << "\" fill=\"none\" stroke=\"" << l.colour << "\" stroke-width=\"1.4\"/>\n";
+    chart.path(d, svg::Style().stroke(l.colour).width(1.4));
     const double ly = T + 14 + 18 * legend++;
-    svg << "<line x1=\"" << W - R + 12 << "\" x2=\"" << W - R + 32 << "\" y1=\"" << ly - 4 << "\" y2=\"" << ly - 4
-        << "\" stroke=\"" << l.colour << "\" stroke-width=\"3\"/><text x=\"" << W - R + 38 << "\" y=\"" << ly << "\">"
-        << escape(l.name) << "</text>\n";
+    chart.line(W - R + 12, ly - 4, W - R + 32, ly - 4, svg::Style().stroke(l.colour).width(3));
+    chart.text(W - R + 38, ly, l.name);
   }
-  svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << H - B << "\" y2=\"" << H - B
-      << "\" stroke=\"#555\"/>\n</svg>\n";
-  return svg.str();
+  return chart.finish();
 }
 
 Line series(const ClusterResult& r, const std::string& name, const std::string& colour,
@@ -193,15 +172,15 @@ std::string cluster_report_html(const ClusterReport& report) {
     queue.push_back(series(r, name, colour(r.policy), [](const TimelineSample& s) { return double(s.queued); }));
     loaned.push_back(series(r, name, colour(r.policy), [](const TimelineSample& s) { return double(s.loaned_servers); }));
   }
-  html << step_chart("Jobs waiting", "jobs", queue);
+  html << step_chart("queue", "Jobs waiting", "jobs", queue);
   for (const ClusterResult& r : report.results) {
     const std::string name(cluster_policy_name(r.policy));
-    html << step_chart("GPUs in use by pool: " + name, "GPUs",
+    html << step_chart("pools-" + name, "GPUs in use by pool: " + name, "GPUs",
                        {series(r, "training pool", "#1f5fbf", [](const TimelineSample& s) { return double(s.training_gpus_used); }),
                         series(r, "loaned (training)", "#2ca02c", [](const TimelineSample& s) { return double(s.loaned_gpus_used); }),
                         series(r, "inference", "#d62728", [](const TimelineSample& s) { return double(s.inference_gpus_used); })});
   }
-  html << step_chart("Loaned servers", "servers", loaned);
+  html << step_chart("loaned", "Loaned servers", "servers", loaned);
   html << "</body></html>\n";
   return html.str();
 }

@@ -1,5 +1,6 @@
 #include "html_text.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace phasescale::sim::html {
@@ -23,6 +24,14 @@ std::string escape(const std::string& s) {
 std::string printf_string(const char* format, double x) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, x);
+  return buffer;
+}
+
+std::string fixed(double x, int decimals) {
+  if (!std::isfinite(x)) return "—";
+  if (std::fabs(x) < 0.5 * std::pow(10.0, -decimals)) x = 0;  // no "-0.0"
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, x);
   return buffer;
 }
 

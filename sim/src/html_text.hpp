@@ -9,5 +9,7 @@ namespace phasescale::sim::html {
 std::string escape(const std::string& s);
 // snprintf of one number with a printf format ("%.2f h").
 std::string printf_string(const char* format, double x);
+// x with `decimals` decimals, never "-0.0"; "—" when not finite.
+std::string fixed(double x, int decimals);
 
 }  // namespace phasescale::sim::html
