@@ -11,6 +11,7 @@
 #include "kube_support.hpp"
 #include "phasescale/kube/client.hpp"
 #include "phasescale/kube/config.hpp"
+#include "phasescale/kube/informer.hpp"
 #include "phasescale/kube/rate_limit.hpp"
 #include "phasescale/kube/selector.hpp"
 #include "phasescale/kube/time.hpp"
@@ -662,4 +663,32 @@ TEST_CASE("times as the API writes them", "[unit]") {
     CHECK(parse_time("2023-11-14T22:13:20.5Z").value() == 1700000000.5);
     CHECK_FALSE(parse_time("yesterday"));
     CHECK_FALSE(parse_time("2023-11-14T22:13:20"));
+}
+
+TEST_CASE("informer: a relist makes the store equal to the list and reports each change once", "[unit][kube]") {
+    auto pod = [](const std::string& name, const std::string& rv) {
+        return json{{"metadata", {{"namespace", "ml"}, {"name", name}, {"resourceVersion", rv}}}};
+    };
+    kube::Store store;
+    kube::ListChanges first = kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "1")}));
+    CHECK(first.added.size() == 2);
+    CHECK(first.updated.empty());
+    CHECK(first.deleted.empty());
+    // b changed, a did not, c is new, and a later list no longer has a.
+    kube::ListChanges second = kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "2"), pod("c", "1")}));
+    REQUIRE(second.added.size() == 1);
+    CHECK((*second.added[0])["metadata"]["name"] == "c");
+    REQUIRE(second.updated.size() == 1);
+    CHECK((*second.updated[0].first)["metadata"]["resourceVersion"] == "1");
+    CHECK((*second.updated[0].second)["metadata"]["resourceVersion"] == "2");
+    CHECK(second.deleted.empty());
+    kube::ListChanges third = kube::replace_with_list(store, json::array({pod("b", "2"), pod("c", "1")}));
+    REQUIRE(third.deleted.size() == 1);
+    CHECK((*third.deleted[0])["metadata"]["name"] == "a");
+    CHECK(third.added.empty());
+    CHECK(third.updated.empty());
+    CHECK(store.keys() == std::vector<std::string>{"ml/b", "ml/c"});
+    // An empty list empties the store.
+    CHECK(kube::replace_with_list(store, json::array()).deleted.size() == 2);
+    CHECK(store.size() == 0);
 }

@@ -75,6 +75,24 @@ std::string resource_version_of(const json& object) { return string_field(object
 
 }  // namespace
 
+ListChanges replace_with_list(Store& store, json items) {
+    ListChanges changes;
+    std::set<std::string> seen;
+    for (auto& item : items) {
+        std::string key = object_key(item);
+        seen.insert(key);
+        auto obj = std::make_shared<const json>(std::move(item));
+        auto old = store.put(key, obj);
+        if (!old) changes.added.push_back(obj);
+        else if (resource_version_of(*old) != resource_version_of(*obj)) changes.updated.emplace_back(old, obj);
+    }
+    for (const auto& key : store.keys()) {
+        if (seen.count(key)) continue;
+        if (auto old = store.erase(key)) changes.deleted.push_back(old);
+    }
+    return changes;
+}
+
 // ---------------------------------------------------------------------------------- Informer
 
 Informer::Informer(Client client, Resource resource, InformerOptions options)
@@ -167,22 +185,10 @@ void Informer::relist(std::stop_token stop) {
     ro.max_retries = 0;  // run() backs off and retries
     json list = client_.list_all(resource_, options_.ns, lo, ro, options_.transform);
 
-    std::set<std::string> seen;
-    for (auto& item : list["items"]) {
-        std::string key = object_key(item);
-        seen.insert(key);
-        auto obj = std::make_shared<const json>(std::move(item));
-        auto old = store_.put(key, obj);
-        if (!old) {
-            dispatch_add(*obj);
-        } else if (resource_version_of(*old) != resource_version_of(*obj)) {
-            dispatch_update(*old, *obj);
-        }
-    }
-    for (const auto& key : store_.keys()) {
-        if (seen.count(key)) continue;
-        if (auto old = store_.erase(key)) dispatch_delete(*old);
-    }
+    const ListChanges changes = replace_with_list(store_, std::move(list["items"]));
+    for (const auto& obj : changes.added) dispatch_add(*obj);
+    for (const auto& [old, obj] : changes.updated) dispatch_update(*old, *obj);
+    for (const auto& old : changes.deleted) dispatch_delete(*old);
     std::string rv = list["metadata"].value("resourceVersion", "");
     {
         std::lock_guard lock(state_mutex_);

@@ -45,6 +45,17 @@ private:
 // The key of an object: "namespace/name", or "name" when it has no namespace.
 std::string object_key(const json& object);
 
+// What a relist changed in a store.
+struct ListChanges {
+    std::vector<Store::ObjectPtr> added;
+    std::vector<std::pair<Store::ObjectPtr, Store::ObjectPtr>> updated;  // old, new
+    std::vector<Store::ObjectPtr> deleted;                              // as last known
+};
+
+// Makes `store` equal to a fresh list's items: keys not listed are erased; an object whose
+// resourceVersion did not change counts as no change. Every change is reported once.
+ListChanges replace_with_list(Store& store, json items);
+
 struct EventHandlers {
     std::function<void(const json& object)> on_add;
     // old and new; on resync both are the same object.
