@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include <phasescale/kube/json.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/pretrained.hpp>
 
@@ -13,19 +14,12 @@
 
 namespace phasescale::control {
 
-using json = nlohmann::json;
-
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Samples a restarted operator reads back per container: enough for the model's history and the
 // debounce of the default model and spec.
 constexpr int kWarmUpSamples = 8;
-
-std::string str(const json& j, const char* a, const char* b) {
-    if (j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_string()) return j[a][b].get<std::string>();
-    return {};
-}
 
 long long generation_of(const json& o) {
     if (o.contains("metadata") && o["metadata"].contains("generation") && o["metadata"]["generation"].is_number_integer())
@@ -89,12 +83,28 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history, con
 
 }  // namespace
 
+namespace {
+
+prom::ClientConfig with_timeout(prom::ClientConfig config, std::chrono::milliseconds timeout) {
+    config.timeout = timeout;
+    return config;
+}
+
+}  // namespace
+
 Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks)
-    : kube_(std::move(kube)),
-      prom_config_(std::move(prom)),
+    : Reconciler(kube_cluster_api(kube, options.field_manager),
+                 prometheus_reader(with_timeout(std::move(prom), options.prometheus_timeout)), std::move(options),
+                 std::move(hooks)) {
+    kube_ = std::move(kube);
+}
+
+Reconciler::Reconciler(std::unique_ptr<ClusterApi> cluster, std::unique_ptr<MetricsReader> metrics,
+                       ReconcilerOptions options, ReconcilerHooks hooks)
+    : cluster_(std::move(cluster)),
+      metrics_(std::move(metrics)),
       options_(std::move(options)),
       hooks_(std::move(hooks)),
-      events_(kube_, options_.field_manager),
       writes_(options_.write_workers) {
     try {
         default_model_ = std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
@@ -106,19 +116,19 @@ Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOpt
 Reconciler::~Reconciler() { stop(); }
 
 void Reconciler::start() {
-    if (!autoscaler_informers_.empty()) return;
+    if (!kube_ || !autoscaler_informers_.empty()) return;
     std::vector<std::string> namespaces = options_.namespaces;
     if (namespaces.empty()) namespaces.push_back("");
     for (const std::string& ns : namespaces) {
         kube::InformerOptions a;
         a.ns = ns;
         a.resync_period = std::chrono::milliseconds(0);
-        autoscaler_informers_.push_back(std::make_unique<kube::Informer>(kube_, kube::resources::phase_autoscalers, a));
+        autoscaler_informers_.push_back(std::make_unique<kube::Informer>(*kube_, kube::resources::phase_autoscalers, a));
         kube::InformerOptions p;
         p.ns = ns;
         p.field_selector = "status.phase=Running";
         p.transform = trim_pod;  // the cache keeps what the controller reads, not whole pods
-        pod_informers_.push_back(std::make_unique<kube::Informer>(kube_, kube::resources::pods, p));
+        pod_informers_.push_back(std::make_unique<kube::Informer>(*kube_, kube::resources::pods, p));
     }
     for (auto& i : autoscaler_informers_) i->start();
     for (auto& i : pod_informers_) i->start();
@@ -132,6 +142,8 @@ void Reconciler::stop() {
 }
 
 std::size_t Reconciler::drop_pending_writes() { return writes_.drop_waiting(); }
+
+void Reconciler::wait_for_writes() { writes_.wait_idle(); }
 
 bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -178,15 +190,6 @@ bool prometheus_allowed(const std::string& url, const std::string& own, const st
     return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return bare(a) == bare(url); });
 }
 
-prom::Client& Reconciler::prom_for(const std::string& url) {
-    auto it = prom_clients_.find(url);
-    if (it != prom_clients_.end()) return *it->second;
-    prom::ClientConfig c = prom_config_;
-    if (!url.empty()) c.url = url;
-    c.timeout = options_.prometheus_timeout;
-    return *prom_clients_.emplace(url, std::make_unique<prom::Client>(c)).first->second;
-}
-
 Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const ModelRef& ref) {
     ModelEntry e;
     e.id = ref.id();
@@ -197,8 +200,8 @@ Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const Model
     }
     const std::string key = ns + "/" + e.id;
     try {
-        const json cm = api("get", [&] { return kube_.get(kube::resources::config_maps, ns, ref.config_map); });
-        e.version = str(cm, "metadata", "resourceVersion");
+        const json cm = api("get", [&] { return cluster_->config_map(ns, ref.config_map); });
+        e.version = kube::string_field(cm, "metadata", "resourceVersion");
         auto cached = models_.find(key);
         if (cached != models_.end() && cached->second.version == e.version) return cached->second;
         if (!cm.contains("data") || !cm["data"].contains(ref.key) || !cm["data"][ref.key].is_string()) {
@@ -218,15 +221,10 @@ Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const Model
 
 const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
     static const std::vector<json> none;
-    static const kube::Resource vpa_resource{"autoscaling.k8s.io", "v1", "verticalpodautoscalers",
-                                             "VerticalPodAutoscaler", true};
     if (!vpa_installed_ || now - vpa_checked_ >= kVpaRefreshSeconds) {
         vpa_checked_ = now;
         try {
-            vpa_installed_ = api("get", [&] {
-                                 return kube_.try_get(kube::resources::custom_resource_definitions, "",
-                                                      "verticalpodautoscalers.autoscaling.k8s.io");
-                             }).has_value();
+            vpa_installed_ = api("get", [&] { return cluster_->vpa_installed(); });
         } catch (const std::exception& e) {
             log("warning", "cannot tell whether the VerticalPodAutoscaler CRD is installed", {{"error", e.what()}});
             vpa_installed_ = false;
@@ -237,10 +235,7 @@ const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
     if (list.fetched == 0 || now - list.fetched >= kVpaRefreshSeconds) {
         list.fetched = now;
         try {
-            const json l = api("list", [&] { return kube_.list(vpa_resource, ns); });
-            list.items.clear();
-            if (l.contains("items"))
-                for (const json& i : l["items"]) list.items.push_back(i);
+            list.items = api("list", [&] { return cluster_->vpas(ns); });
         } catch (const std::exception& e) {
             log("warning", "cannot list VerticalPodAutoscalers", {{"namespace", ns}, {"error", e.what()}});
         }
@@ -269,7 +264,7 @@ void Reconciler::record_event(const kube::ObjectReference& pod, kube::EventType 
     const std::string what = pod.ns + "/" + pod.name + " " + reason;
     writes_.submit(
         "event/" + std::to_string(++events_queued_),
-        [this, pod, type, reason, message] { api("event", [&] { return events_.record(pod, type, reason, message); }); },
+        [this, pod, type, reason, message] { api("event", [&] { cluster_->record_event(pod, type, reason, message); }); },
         [this, what](const std::string& error) {
             if (!error.empty()) log("warning", "event not recorded", {{"event", what}, {"error", error}});
         });
@@ -296,9 +291,7 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         return;
     }
     if (ps != pods_.end()) {
-        PodGate& gate = ps->second.gate;
-        gate.backoff_until = decided + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
-        gate.backoff_level = std::min(gate.backoff_level + 1, 30);
+        back_off(ps->second.gate, decided);
     }
     if (hooks_.resize) hooks_.resize("error");
     if (state) {
@@ -327,6 +320,108 @@ void Reconciler::set_condition(AutoscalerState& state, const std::string& type, 
                                 {"lastTransitionTime", format_time(now)}, {"observedGeneration", generation}});
 }
 
+// The tick's budget: Prometheus waits are cut to what is left, and a namespace reached or
+// answered after it is skipped, its state kept (a stuck Prometheus must not stall the loop).
+class Reconciler::Deadline {
+public:
+    Deadline(std::chrono::milliseconds budget, std::chrono::milliseconds max_wait)
+        : end_(std::chrono::steady_clock::now() + budget), max_wait_(max_wait) {}
+    bool passed() const { return left().count() <= 0; }
+    // A query waits at most what is left of the tick.
+    prom::QueryOptions query_options() const {
+        prom::QueryOptions qo;
+        qo.timeout = std::clamp(left(), std::chrono::milliseconds(1), max_wait_);
+        return qo;
+    }
+
+private:
+    std::chrono::milliseconds left() const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(end_ - std::chrono::steady_clock::now());
+    }
+    std::chrono::steady_clock::time_point end_;
+    std::chrono::milliseconds max_wait_;
+};
+
+namespace {
+
+// Adds the time from its making to its end to one step of the summary.
+class StepTimer {
+public:
+    StepTimer(TickSummary& summary, const char* step)
+        : seconds_(summary.step_seconds[step]), started_(std::chrono::steady_clock::now()) {}
+    ~StepTimer() { seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+    StepTimer(const StepTimer&) = delete;
+    StepTimer& operator=(const StepTimer&) = delete;
+
+private:
+    double& seconds_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+struct Namespace {
+    std::vector<const json*> autoscalers;
+    std::vector<const json*> pods;  // Running
+};
+
+// The autoscalers and Running pods of each namespace.
+std::map<std::string, Namespace> by_namespace(const std::vector<kube::Store::ObjectPtr>& autoscalers,
+                                              const std::vector<kube::Store::ObjectPtr>& pods) {
+    std::map<std::string, Namespace> namespaces;
+    for (const auto& a : autoscalers) namespaces[kube::string_field(*a, "metadata", "namespace")].autoscalers.push_back(a.get());
+    for (const auto& p : pods)
+        if (pod_running(*p)) namespaces[pod_namespace(*p)].pods.push_back(p.get());
+    return namespaces;
+}
+
+using Columns = Reconciler::Columns;
+
+// Where each of the model's features is in the snapshot's columns; none for a feature whose
+// query failed or that is not there.
+Columns columns_for(const prom::FeatureSnapshot& snap, const model::PhaseModel& model) {
+    std::set<std::string> failed;
+    for (const auto& f : snap.failures) failed.insert(f.feature);
+    auto column = [&](const std::string& feature) -> std::optional<std::size_t> {
+        if (failed.count(feature) != 0 || failed.count("*") != 0) return std::nullopt;
+        auto it = std::find(snap.features.begin(), snap.features.end(), feature);
+        if (it == snap.features.end()) return std::nullopt;
+        return static_cast<std::size_t>(it - snap.features.begin());
+    };
+    Columns c;
+    for (const std::string& f : model.features) c.features.push_back(column(f));
+    c.cpu = column(std::string(prom::kCpuFeature));
+    c.memory = column(std::string(prom::kMemoryFeature));
+    return c;
+}
+
+// A container's input for this tick: its row of the snapshot (features only when all are
+// there), its resources and restarts.
+TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& columns, const prom::ContainerKey& key,
+                           const ContainerResources& c, const json& pod, double now) {
+    TrackerInput in;
+    in.timestamp = now;
+    in.usage = {kNaN, kNaN};
+    const auto row = snap.values.find(key);
+    if (row != snap.values.end()) {
+        bool complete = true;
+        for (const auto& col : columns.features) {
+            if (!col) complete = false;
+            else in.features.push_back(row->second[*col]);
+        }
+        if (!complete) in.features.clear();
+        if (columns.cpu) in.usage.cpu = row->second[*columns.cpu];
+        if (columns.memory) in.usage.memory = row->second[*columns.memory];
+    }
+    in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
+                    c.requests.memory.value_or(c.limits.memory.value_or(0))};
+    in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
+    const ContainerRestarts r = container_restarts(pod, c.name);
+    in.restart_count = r.restart_count;
+    in.last_oom_killed = r.last_oom_killed;
+    return in;
+}
+
+}  // namespace
+
 TickSummary Reconciler::tick(double now) {
     std::vector<kube::Store::ObjectPtr> autoscalers, pods;
     for (const auto& i : autoscaler_informers_) {
@@ -343,413 +438,398 @@ TickSummary Reconciler::tick(double now) {
 TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscaler_objects,
                              const std::vector<kube::Store::ObjectPtr>& pod_objects, double now) {
     TickSummary summary;
-    summary.writes_completed = writes_.run_completions();
-    for (auto& [k, t] : trackers_) t.seen = false;
-    for (auto& [k, p] : pods_) p.seen = false;
-    for (auto& [k, a] : autoscalers_) a.seen = false;
-
-    // PhaseAutoscalers by namespace, in name order (the first one to select a pod owns it).
-    std::map<std::string, std::vector<const json*>> by_ns;
-    for (const auto& a : autoscaler_objects) by_ns[str(*a, "metadata", "namespace")].push_back(a.get());
-    std::map<std::string, std::vector<const json*>> pods_by_ns;
-    for (const auto& p : pod_objects)
-        if (pod_running(*p)) pods_by_ns[pod_namespace(*p)].push_back(p.get());
-
-    const std::chrono::milliseconds window = prom::rate_window(options_.tick, options_.scrape_interval);
-    // The tick's deadline: Prometheus waits are cut to what is left, and a namespace reached or
-    // answered after it is skipped, its state kept (a stuck Prometheus must not stall the loop).
-    const auto deadline = std::chrono::steady_clock::now() +
-                          (options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick);
-    const auto time_left = [&] {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    };
-    const auto within_deadline = [&] {  // a query waits at most what is left of the tick
-        prom::QueryOptions qo;
-        qo.timeout = std::clamp(time_left(), std::chrono::milliseconds(1), options_.prometheus_timeout);
-        return qo;
-    };
+    begin_tick(summary);
+    const Deadline deadline(options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick,
+                            options_.prometheus_timeout);
     std::set<std::string> skipped;
     const auto skip = [&](const std::string& ns) {
         skipped.insert(ns);
         ++summary.namespaces_skipped;
         log("warning", "tick past its deadline: namespace skipped", {{"namespace", ns}});
     };
-
-    for (auto& [ns, list] : by_ns) {
-        if (time_left().count() <= 0) {
+    for (auto& [ns, objects] : by_namespace(autoscaler_objects, pod_objects)) {
+        if (objects.autoscalers.empty()) continue;
+        if (deadline.passed()) {
             skip(ns);
             continue;
         }
-        std::sort(list.begin(), list.end(),
-                  [](const json* a, const json* b) { return str(*a, "metadata", "name") < str(*b, "metadata", "name"); });
-
-        struct Work {
-            const json* object;
-            std::string key;
-            long long generation;
-            ParsedSpec parsed;
-            ModelEntry model;
-            std::vector<const json*> pods;
-            std::string metrics_error;
-            std::vector<std::string> vpa_pods;  // selected, but a VerticalPodAutoscaler acts on them
-            std::string refused;  // why the operator does not serve the spec although it is valid
-        };
-        std::vector<Work> work;
-        std::set<std::string> claimed;
-        for (const json* a : list) {
-            Work w{a, ns + "/" + str(*a, "metadata", "name"), generation_of(*a), parse_spec(*a), {}, {}, {}, {}, {}};
-            if (w.parsed.ok() &&
-                !prometheus_allowed(w.parsed.spec.prometheus_url, prom_config_.url, options_.allowed_prometheus_urls))
-                w.refused = "spec.prometheus.url " + prom::redact_url(w.parsed.spec.prometheus_url) +
-                            " is not a Prometheus the operator may send its credentials to (the installer allows "
-                            "more with --prometheus-allowed-urls, chart value prometheus.allowedUrls)";
-            if (w.parsed.ok() && w.refused.empty()) {
-                w.model = load_model(ns, w.parsed.spec.model);
-                const std::vector<json>& vpa_list = vpas(ns, now);
-                for (const json* p : pods_by_ns[ns]) {
-                    if (!w.parsed.spec.selector.matches(*p)) continue;
-                    if (!claimed.insert(pod_name(*p)).second) continue;
-                    if (std::any_of(vpa_list.begin(), vpa_list.end(), [&](const json& v) { return vpa_controls(v, *p); })) {
-                        w.vpa_pods.push_back(pod_name(*p));
-                        continue;
-                    }
-                    w.pods.push_back(p);
-                }
-            }
-            work.push_back(std::move(w));
+        NamespacePass pass{ns, {}, {}, {}, {}};
+        {
+            StepTimer timer(summary, "select");
+            pass.work = select_pods(ns, objects.autoscalers, objects.pods, now);
         }
-        summary.autoscalers += work.size();
-
-        // One feature query per feature and namespace (per Prometheus): the features every
-        // model here needs, with the specs' overrides.
-        std::map<std::string, prom::FeatureQueries> queries;  // by Prometheus URL
-        for (Work& w : work) {
-            if (!w.parsed.ok() || !w.model.model || w.pods.empty()) continue;
-            prom::FeatureQueries& q = queries[w.parsed.spec.prometheus_url];
-            try {
-                for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries) q.set_template(feature, tmpl);
-            } catch (const std::exception& e) {
-                w.metrics_error = e.what();
-            }
-            const std::vector<std::string> have = q.features();
-            for (const std::string& f : w.model.model->features)
-                if (std::find(have.begin(), have.end(), f) == have.end())
-                    w.metrics_error = "no Prometheus query for the model's feature \"" + f + "\" (set spec.prometheus.featureQueries)";
+        summary.autoscalers += pass.work.size();
+        {
+            StepTimer timer(summary, "plan");
+            plan_queries(pass);
         }
-        std::map<std::string, prom::FeatureSnapshot> snapshots;
-        for (auto& [url, q] : queries) {
-            try {
-                snapshots[url] = prom::read_features(prom_for(url), q, {ns}, window, std::nullopt, within_deadline());
-                summary.prometheus_queries += snapshots[url].queries;
-            } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
-                prom::FeatureSnapshot s;
-                s.failures.push_back({"*", ns, e.what(), false});
-                snapshots[url] = s;
-            }
-            for (const auto& f : snapshots[url].failures) {
-                log("warning", "Prometheus query failed", {{"namespace", ns}, {"feature", f.feature}, {"error", f.message}});
-                if (!f.reply.empty()) log("debug", "Prometheus' reply", {{"namespace", ns}, {"feature", f.feature}, {"reply", f.reply}});
-            }
+        {
+            StepTimer timer(summary, "read");
+            read_metrics(pass, deadline, summary);
         }
-
-        if (time_left().count() <= 0) {  // the answers came too late to act on
+        if (deadline.passed()) {  // the answers came too late to act on
             skip(ns);
             continue;
         }
-
-        // Range queries for restarted trackers, at most once per Prometheus and namespace per tick.
-        std::map<std::string, std::optional<prom::FeatureHistory>> histories;
-        auto history = [&](const std::string& url) -> const prom::FeatureHistory* {
-            auto it = histories.find(url);
-            if (it == histories.end()) {
-                std::optional<prom::FeatureHistory> h;
-                try {
-                    const auto step = std::max(options_.tick, std::chrono::milliseconds(1000));
-                    const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
-                                         std::chrono::duration<double>(now))) - step;
-                    const auto start = end - step * kWarmUpSamples;
-                    h = prom::read_feature_history(prom_for(url), queries[url], {ns}, window, start, end, step,
-                                                   within_deadline());
-                    summary.prometheus_queries += h->queries;
-                } catch (const std::exception& e) {
-                    log("warning", "history query failed", {{"namespace", ns}, {"error", prom::describe_without_reply(e)}});
-                }
-                it = histories.emplace(url, std::move(h)).first;
-            }
-            return it->second ? &*it->second : nullptr;
-        };
-
-        for (Work& w : work) {
+        for (Work& w : pass.work) {
             AutoscalerState& state = autoscalers_[w.key];
             state.seen = true;
-            const AutoscalerSpec& spec = w.parsed.spec;
-            std::size_t tracked_pods = 0, missing = 0, observed = 0;
-            std::map<std::string, int> per_phase;
-            std::string blocked_reason, blocked_message;
+            Outcome outcome;
+            if (w.servable()) track_pods(pass, w, state, outcome, deadline, summary, now);
+            summary.pods_tracked += outcome.tracked_pods;
+            StepTimer timer(summary, "status");
+            update_status(pass, w, state, outcome, summary, now);
+        }
+    }
+    forget_gone(skipped);
+    if (hooks_.pods_tracked) hooks_.pods_tracked(summary.pods_tracked);
+    summary.writes_waiting = writes_.waiting();
+    return summary;
+}
 
-            if (w.parsed.ok() && w.model.model && w.metrics_error.empty()) {
-                const prom::FeatureSnapshot& snap = snapshots[spec.prometheus_url];
-                std::set<std::string> failed;
-                for (const auto& f : snap.failures) failed.insert(f.feature);
-                auto column = [&](const std::string& feature) -> std::optional<std::size_t> {
-                    if (failed.count(feature) != 0 || failed.count("*") != 0) return std::nullopt;
-                    auto it = std::find(snap.features.begin(), snap.features.end(), feature);
-                    if (it == snap.features.end()) return std::nullopt;
-                    return static_cast<std::size_t>(it - snap.features.begin());
-                };
-                std::vector<std::optional<std::size_t>> columns;
-                for (const std::string& f : w.model.model->features) columns.push_back(column(f));
-                const auto cpu_col = column(std::string(prom::kCpuFeature));
-                const auto mem_col = column(std::string(prom::kMemoryFeature));
-                const std::string config = json({{"spec", w.object->value("spec", json::object())}, {"model", w.model.id},
-                                                 {"version", w.model.version}}).dump();
+void Reconciler::begin_tick(TickSummary& summary) {
+    summary.writes_completed = writes_.run_completions();
+    for (const std::string& step : kTickSteps) summary.step_seconds[step] = 0;
+    for (auto& [k, t] : trackers_) t.seen = false;
+    for (auto& [k, p] : pods_) p.seen = false;
+    for (auto& [k, a] : autoscalers_) a.seen = false;
+}
 
-                for (const json* pod : w.pods) {
-                    const std::string name = pod_name(*pod), uid = pod_uid(*pod), pod_key = ns + "/" + name;
-                    PodState& ps = pods_[pod_key];
-                    if (ps.uid != uid) {
-                        ps = PodState{};
-                        ps.uid = uid;
-                        // A pod an earlier operator already sized: start with a cooldown rather
-                        // than a burst of resizes after a restart.
-                        if (annotation(*pod, kRecommendationAnnotation)) ps.gate.last_resize = now;
-                    }
-                    ps.seen = true;
-                    std::vector<ContainerTarget> targets;
-                    std::optional<int> pod_phase;
-                    double phase_since = 0;
-                    bool any = false;
-                    for (const ContainerResources& c : container_resources(*pod)) {
-                        const ContainerPolicy policy = spec.policy_for(c.name);
-                        if (!policy.enabled) continue;
-                        const std::string key = pod_key + "/" + c.name;
-                        Tracked& t = trackers_[key];
-                        if (t.uid != uid || t.config != config || !t.tracker) {
-                            t = Tracked{};
-                            t.uid = uid;
-                            t.config = config;
-                            try {
-                                t.tracker = std::make_unique<ContainerTracker>(w.model.model, spec);
-                            } catch (const std::exception& e) {
-                                w.model.error = e.what();
-                                break;
-                            }
-                            // Tracked before (by an operator that restarted): rebuild the recent
-                            // history from a range query, so the phase is known at once.
-                            if (label(*pod, kPhaseLabel)) {
-                                const prom::FeatureHistory* h = history(spec.prometheus_url);
-                                if (h != nullptr) warm_up(*t.tracker, *h, prom::ContainerKey{ns, name, c.name}, c, *pod);
-                            }
-                        }
-                        t.seen = true;
-                        any = true;
-                        TrackerInput in;
-                        in.timestamp = now;
-                        in.usage = {kNaN, kNaN};
-                        const auto row = snap.values.find(prom::ContainerKey{ns, name, c.name});
-                        if (row != snap.values.end()) {
-                            bool complete = true;
-                            for (const auto& col : columns) {
-                                if (!col) complete = false;
-                                else in.features.push_back(row->second[*col]);
-                            }
-                            if (!complete) in.features.clear();
-                            if (cpu_col) in.usage.cpu = row->second[*cpu_col];
-                            if (mem_col) in.usage.memory = row->second[*mem_col];
-                        }
-                        in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
-                                        c.requests.memory.value_or(c.limits.memory.value_or(0))};
-                        in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
-                        const ContainerRestarts r = container_restarts(*pod, c.name);
-                        in.restart_count = r.restart_count;
-                        in.last_oom_killed = r.last_oom_killed;
-
-                        const auto started = std::chrono::steady_clock::now();
-                        TrackerStep step;
-                        try {
-                            step = t.tracker->step(in);
-                        } catch (const std::exception& e) {
-                            log("error", "tracker step failed", {{"container", key}, {"error", e.what()}});
-                        }
-                        if (hooks_.inference)
-                            hooks_.inference(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-                        if (step.observed) ++observed;
-                        else ++missing;
-                        if (!step.rejected.empty() && hooks_.sample_rejected) hooks_.sample_rejected(step.rejected);
-                        if (step.phase_changed) {
-                            if (hooks_.phase_transition) hooks_.phase_transition();
-                            log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});
-                            remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", c.name},
-                                             {"phase", *step.phase}, {"action", "PhaseChange"}, {"reason", phase_name(step.phase)}});
-                        }
-                        if (step.oom_killed) {
-                            log("warning", "OOM kill seen: memory bumped", {{"container", key}});
-                            ps.gate.oom_since_resize = true;
-                        }
-                        t.phase = step.phase;
-                        if (step.phase) state.phases_seen.insert(*step.phase);
-                        if (step.recommendation) t.target = target_for(c, *step.recommendation, policy, spec.min_change);
-                        else if (t.target) t.target->worth_resizing = false;  // skipped sample: never act on it
-                        if (t.target) {
-                            ContainerTarget target = *t.target;
-                            // Against the pod as it is now (a resize may have landed).
-                            target.current = c;
-                            target.worth_resizing = step.recommendation && t.target->worth_resizing;
-                            targets.push_back(target);
-                        }
-                        if (!pod_phase && t.phase) {
-                            pod_phase = t.phase;
-                            phase_since = t.tracker->phase_since();
-                        }
-                    }
-                    if (!any) continue;
-                    ++tracked_pods;
-                    ++per_phase[phase_name(pod_phase)];
-
-                    PodMarks marks;
-                    marks.phase_label = phase_label(pod_phase);
-                    if (spec.mode != Mode::Off) {
-                        marks.phase_name = phase_name(pod_phase);
-                        if (pod_phase && phase_since > 0) marks.phase_since = format_time(phase_since);
-                        const auto annotated = annotation(*pod, kRecommendationAnnotation);
-                        // Rewritten only when it moved (or its phase changed): a small move is
-                        // not worth an API write per pod and tick.
-                        const bool phase_moved = label(*pod, kPhaseLabel) != marks.phase_label;
-                        if (!targets.empty() && (phase_moved || recommendation_moved(annotated, targets, spec.min_change)))
-                            marks.recommendation = recommendation_json(targets).dump();
-                    }
-
-                    // A resize of this pod still queued or on its way is seen through first (its
-                    // result, taken in at the start of a tick, may set a backoff).
-                    const std::string resize_key = "resize/" + pod_key;
-                    if (spec.mode == Mode::InPlace && !targets.empty() && !writes_.busy(resize_key)) {
-                        PodDecision d = decide_pod(*pod, targets, spec.cooldown_seconds, ps.gate, now);
-                        const int phase = pod_phase.value_or(-1);
-                        if (d.action == Action::Resize) {
-                            ps.gate.last_resize = now;  // the cooldown runs from the decision
-                            ps.gate.oom_since_resize = false;
-                            ++summary.resizes;
-                            const json body = resize_body(d.resized);
-                            writes_.submit(
-                                resize_key,
-                                [this, ns, name, body] { api("resize", [&] { return kube_.resize(ns, name, body); }); },
-                                [this, key = w.key, pod_key, ref = kube::reference_to(*pod), d, phase, now](const std::string& error) {
-                                    resize_done(key, pod_key, ref, d, phase, now, error);
-                                });
-                        } else if (d.action == Action::Blocked) {
-                            ++summary.blocked;
-                            blocked_reason = d.reason;
-                            blocked_message = pod_key + ": " + d.message;
-                            // Once per reason, not every tick while it lasts.
-                            if (ps.blocked != d.reason) {
-                                ps.blocked = d.reason;
-                                if (hooks_.resize) hooks_.resize("blocked");
-                                remember_targets(state, name, d.resized.empty() ? targets : d.resized, phase, "Blocked", d.reason, now);
-                                log("warning", "resize blocked", {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
-                                record_event(kube::reference_to(*pod), kube::EventType::Warning, "ResizeBlocked",
-                                             d.reason + ": " + d.message);
-                            }
-                        }
-                    }
-
-                    // Against the cached pod: a patch still waiting is replaced by this one.
-                    const json patch = marks_patch(*pod, marks);
-                    if (!patch.is_null()) {
-                        const bool added = writes_.submit(
-                            "marks/" + pod_key,
-                            [this, ns, name, patch] {
-                                api("patch", [&] { return kube_.patch(kube::resources::pods, ns, name, patch, kube::PatchType::Merge); });
-                            },
-                            [this, pod_key](const std::string& error) {
-                                if (!error.empty()) log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
-                            });
-                        if (added) ++summary.pod_patches;
-                    }
+std::vector<Reconciler::Work> Reconciler::select_pods(const std::string& ns, std::vector<const json*> autoscalers,
+                                                      const std::vector<const json*>& pods, double now) {
+    // In name order: the first autoscaler to select a pod owns it.
+    std::sort(autoscalers.begin(), autoscalers.end(),
+              [](const json* a, const json* b) { return kube::string_field(*a, "metadata", "name") < kube::string_field(*b, "metadata", "name"); });
+    std::vector<Work> work;
+    std::set<std::string> claimed;
+    for (const json* a : autoscalers) {
+        Work w;
+        w.object = a;
+        w.key = ns + "/" + kube::string_field(*a, "metadata", "name");
+        w.generation = generation_of(*a);
+        w.parsed = parse_spec(*a);
+        if (w.parsed.ok() &&
+            !prometheus_allowed(w.parsed.spec.prometheus_url, metrics_->default_url(), options_.allowed_prometheus_urls))
+            w.refused = "spec.prometheus.url " + prom::redact_url(w.parsed.spec.prometheus_url) +
+                        " is not a Prometheus the operator may send its credentials to (the installer allows "
+                        "more with --prometheus-allowed-urls, chart value prometheus.allowedUrls)";
+        if (w.parsed.ok() && w.refused.empty()) {
+            w.model = load_model(ns, w.parsed.spec.model);
+            const std::vector<json>& vpa_list = vpas(ns, now);
+            for (const json* p : pods) {
+                if (!w.parsed.spec.selector.matches(*p)) continue;
+                if (!claimed.insert(pod_name(*p)).second) continue;
+                if (std::any_of(vpa_list.begin(), vpa_list.end(), [&](const json& v) { return vpa_controls(v, *p); })) {
+                    w.vpa_pods.push_back(pod_name(*p));
+                    continue;
                 }
+                w.pods.push_back(p);
             }
-            summary.pods_tracked += tracked_pods;
+        }
+        work.push_back(std::move(w));
+    }
+    return work;
+}
 
-            // Conditions and status.
-            const long long gen = w.generation;
-            if (!w.parsed.ok()) {
-                set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
-                set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
-            } else if (!w.refused.empty()) {
-                set_condition(state, "Ready", false, "PrometheusNotAllowed", w.refused, now, gen);
-            } else if (!w.model.model || !w.model.error.empty()) {
-                set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
-                set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
-            } else {
-                set_condition(state, "ModelLoaded", true, "Loaded", "model " + w.model.id, now, gen);
-                set_condition(state, "Ready", true, "Reconciling", std::to_string(tracked_pods) + " pods tracked", now, gen);
-            }
-            if (w.parsed.ok() && w.model.model) {
-                std::string failure;
-                if (!w.metrics_error.empty()) failure = w.metrics_error;
-                else if (snapshots.count(spec.prometheus_url) != 0)
-                    for (const auto& f : snapshots[spec.prometheus_url].failures) failure = f.feature + ": " + f.message;
-                if (!failure.empty()) set_condition(state, "MetricsAvailable", false, "QueryFailed", failure, now, gen);
-                else if (missing > 0)
-                    set_condition(state, "MetricsAvailable", false, "NoMetrics",
-                                  std::to_string(missing) + " of " + std::to_string(missing + observed) +
-                                      " containers have no complete metrics (their samples are skipped)", now, gen);
-                else set_condition(state, "MetricsAvailable", true, "MetricsFound",
-                                   std::to_string(observed) + " containers", now, gen);
-            }
-            if (blocked_reason.empty() && !state.failed_reason.empty()) {
-                blocked_reason = state.failed_reason;
-                blocked_message = state.failed_message;
-            }
-            state.failed_reason.clear();
-            state.failed_message.clear();
-            if (blocked_reason.empty() && !w.vpa_pods.empty()) {
-                blocked_reason = "VPAControlled";
-                blocked_message = std::to_string(w.vpa_pods.size()) +
-                                  " selected pods left alone: a VerticalPodAutoscaler also acts on them:";
-                for (const std::string& p : w.vpa_pods) blocked_message += " " + p;
-            }
-            if (!blocked_reason.empty()) set_condition(state, "ResizeBlocked", true, blocked_reason, blocked_message, now, gen);
-            else set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
+void Reconciler::plan_queries(NamespacePass& pass) {
+    for (Work& w : pass.work) {
+        if (!w.parsed.ok() || !w.refused.empty() || !w.model.model || w.pods.empty()) continue;
+        prom::FeatureQueries& q = pass.queries[w.parsed.spec.prometheus_url];
+        try {
+            for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries) q.set_template(feature, tmpl);
+        } catch (const std::exception& e) {
+            w.metrics_error = e.what();
+        }
+        const std::vector<std::string> have = q.features();
+        for (const std::string& f : w.model.model->features)
+            if (std::find(have.begin(), have.end(), f) == have.end())
+                w.metrics_error = "no Prometheus query for the model's feature \"" + f + "\" (set spec.prometheus.featureQueries)";
+    }
+}
 
-            json status = {{"observedGeneration", gen},
-                           {"model", w.parsed.ok() ? w.model.id : ""},
-                           {"podsTracked", tracked_pods},
-                           {"phasesSeen", state.phases_seen.size()},
-                           {"podsPerPhase", json(per_phase)},
-                           {"recentDecisions", state.recent},
-                           {"conditions", state.conditions}};
-            if (!state.last_resize.is_null()) status["lastResize"] = state.last_resize;
-            const json current = w.object->value("status", json::object());
-            if (current != status) {
-                // A merge patch merges maps: phases no pod is in any more are removed explicitly.
-                if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
-                    for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
-                        if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
-                const std::string name = str(*w.object, "metadata", "name");
-                const bool added = writes_.submit(
-                    "status/" + w.key,
-                    [this, ns, name, body = json{{"status", status}}] {
-                        api("status", [&] {
-                            return kube_.patch(kube::resources::phase_autoscalers, ns, name, body, kube::PatchType::Merge,
-                                               kube::PatchOptions{"", false, "status", false});
-                        });
-                    },
-                    [this, key = w.key](const std::string& error) {
-                        if (!error.empty()) log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
-                    });
-                if (added) ++summary.status_updates;
+void Reconciler::read_metrics(NamespacePass& pass, const Deadline& deadline, TickSummary& summary) {
+    for (auto& [url, q] : pass.queries) {
+        prom::FeatureSnapshot& snap = pass.snapshots[url];
+        try {
+            snap = metrics_->features(url, q, pass.ns, prom::rate_window(options_.tick, options_.scrape_interval),
+                                      deadline.query_options());
+            summary.prometheus_queries += snap.queries;
+        } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
+            snap = prom::FeatureSnapshot{};
+            snap.failures.push_back({"*", pass.ns, e.what(), false, {}});
+        }
+        for (const auto& f : snap.failures) {
+            log("warning", "Prometheus query failed", {{"namespace", pass.ns}, {"feature", f.feature}, {"error", f.message}});
+            if (!f.reply.empty())
+                log("debug", "Prometheus' reply", {{"namespace", pass.ns}, {"feature", f.feature}, {"reply", f.reply}});
+        }
+    }
+}
+
+const prom::FeatureHistory* Reconciler::history(NamespacePass& pass, const std::string& url, const Deadline& deadline,
+                                                TickSummary& summary, double now) {
+    auto it = pass.histories.find(url);
+    if (it == pass.histories.end()) {
+        std::optional<prom::FeatureHistory> h;
+        try {
+            const auto step = std::max(options_.tick, std::chrono::milliseconds(1000));
+            const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
+                                 std::chrono::duration<double>(now))) - step;
+            const auto start = end - step * kWarmUpSamples;
+            h = metrics_->history(url, pass.queries[url], pass.ns,
+                                  prom::rate_window(options_.tick, options_.scrape_interval), start, end, step,
+                                  deadline.query_options());
+            summary.prometheus_queries += h->queries;
+        } catch (const std::exception& e) {
+            log("warning", "history query failed", {{"namespace", pass.ns}, {"error", prom::describe_without_reply(e)}});
+        }
+        it = pass.histories.emplace(url, std::move(h)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+}
+
+void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state, Outcome& outcome,
+                            const Deadline& deadline, TickSummary& summary, double now) {
+    const Columns columns = columns_for(pass.snapshots[w.parsed.spec.prometheus_url], *w.model.model);
+    // The spec and model a tracker was made for.
+    const std::string config = json({{"spec", w.object->value("spec", json::object())}, {"model", w.model.id},
+                                     {"version", w.model.version}}).dump();
+    for (const json* pod : w.pods) {
+        const std::string pod_key = pass.ns + "/" + pod_name(*pod);
+        PodState& ps = pods_[pod_key];
+        if (ps.uid != pod_uid(*pod)) {
+            ps = PodState{};
+            ps.uid = pod_uid(*pod);
+            // A pod an earlier operator already sized: start with a cooldown rather than a burst
+            // of resizes after a restart.
+            if (annotation(*pod, kRecommendationAnnotation)) ps.gate.last_resize = now;
+        }
+        ps.seen = true;
+        PodReading reading;
+        {
+            StepTimer timer(summary, "step");
+            reading = step_trackers(pass, w, columns, config, *pod, ps, state, outcome, deadline, summary, now);
+        }
+        if (!reading.tracked) continue;
+        ++outcome.tracked_pods;
+        ++outcome.per_phase[phase_name(reading.phase)];
+        StepTimer timer(summary, "decide");
+        decide_pod_writes(w, *pod, reading, ps, state, outcome, summary, now);
+    }
+}
+
+Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, const Columns& columns,
+                                                 const std::string& config, const json& pod, PodState& ps,
+                                                 AutoscalerState& state, Outcome& outcome, const Deadline& deadline,
+                                                 TickSummary& summary, double now) {
+    const AutoscalerSpec& spec = w.parsed.spec;
+    const prom::FeatureSnapshot& snap = pass.snapshots[spec.prometheus_url];
+    const std::string name = pod_name(pod), uid = pod_uid(pod), pod_key = pass.ns + "/" + name;
+    PodReading reading;
+    for (const ContainerResources& c : container_resources(pod)) {
+        const ContainerPolicy policy = spec.policy_for(c.name);
+        if (!policy.enabled) continue;
+        const std::string key = pod_key + "/" + c.name;
+        Tracked& t = trackers_[key];
+        if (t.uid != uid || t.config != config || !t.tracker) {
+            t = Tracked{};
+            t.uid = uid;
+            t.config = config;  // a new spec or model makes a new tracker
+            try {
+                t.tracker = std::make_unique<ContainerTracker>(w.model.model, spec);
+            } catch (const std::exception& e) {
+                w.model.error = e.what();
+                break;
+            }
+            // Tracked before (by an operator that restarted): rebuild the recent history from a
+            // range query, so the phase is known at once.
+            if (label(pod, kPhaseLabel)) {
+                const prom::FeatureHistory* h = history(pass, spec.prometheus_url, deadline, summary, now);
+                if (h != nullptr) warm_up(*t.tracker, *h, prom::ContainerKey{pass.ns, name, c.name}, c, pod);
+            }
+        }
+        t.seen = true;
+        reading.tracked = true;
+        const TrackerInput in = tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
+        const auto started = std::chrono::steady_clock::now();
+        TrackerStep step;
+        try {
+            step = t.tracker->step(in);
+        } catch (const std::exception& e) {
+            log("error", "tracker step failed", {{"container", key}, {"error", e.what()}});
+        }
+        if (hooks_.inference)
+            hooks_.inference(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        if (step.observed) ++outcome.observed;
+        else ++outcome.missing;
+        if (!step.rejected.empty() && hooks_.sample_rejected) hooks_.sample_rejected(step.rejected);
+        if (step.phase_changed) {
+            if (hooks_.phase_transition) hooks_.phase_transition();
+            log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});
+            remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", c.name},
+                             {"phase", *step.phase}, {"action", "PhaseChange"}, {"reason", phase_name(step.phase)}});
+        }
+        if (step.oom_killed) {
+            log("warning", "OOM kill seen: memory bumped", {{"container", key}});
+            ps.gate.oom_since_resize = true;
+        }
+        t.phase = step.phase;
+        if (step.phase) state.phases_seen.insert(*step.phase);
+        if (step.recommendation) t.target = target_for(c, *step.recommendation, policy, spec.min_change);
+        else if (t.target) t.target->worth_resizing = false;  // skipped sample: never act on it
+        if (t.target) {
+            ContainerTarget target = *t.target;
+            target.current = c;  // against the pod as it is now (a resize may have landed)
+            target.worth_resizing = step.recommendation && t.target->worth_resizing;
+            reading.targets.push_back(target);
+        }
+        if (!reading.phase && t.phase) {
+            reading.phase = t.phase;
+            reading.phase_since = t.tracker->phase_since();
+        }
+    }
+    return reading;
+}
+
+void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodReading& reading, PodState& ps,
+                                   AutoscalerState& state, Outcome& outcome, TickSummary& summary, double now) {
+    const AutoscalerSpec& spec = w.parsed.spec;
+    const std::string ns = pod_namespace(pod), name = pod_name(pod), pod_key = ns + "/" + name;
+    PodMarks marks;
+    marks.phase_label = phase_label(reading.phase);
+    if (spec.mode != Mode::Off) {
+        marks.phase_name = phase_name(reading.phase);
+        if (reading.phase && reading.phase_since > 0) marks.phase_since = format_time(reading.phase_since);
+        const auto annotated = annotation(pod, kRecommendationAnnotation);
+        // Rewritten only when it moved (or its phase changed): a small move is not worth an API
+        // write per pod and tick.
+        const bool phase_moved = label(pod, kPhaseLabel) != marks.phase_label;
+        if (!reading.targets.empty() &&
+            (phase_moved || recommendation_moved(annotated, reading.targets, spec.min_change)))
+            marks.recommendation = recommendation_json(reading.targets).dump();
+    }
+
+    // A resize of this pod still queued or on its way is seen through first (its result, taken
+    // in at the start of a tick, may set a backoff).
+    const std::string resize_key = "resize/" + pod_key;
+    if (spec.mode == Mode::InPlace && !reading.targets.empty() && !writes_.busy(resize_key)) {
+        PodDecision d = decide_pod(pod, reading.targets, spec.cooldown_seconds, ps.gate, now);
+        const int phase = reading.phase.value_or(-1);
+        if (d.action == Action::Resize) {
+            ps.gate.last_resize = now;  // the cooldown runs from the decision
+            ps.gate.oom_since_resize = false;
+            ++summary.resizes;
+            writes_.submit(
+                resize_key,
+                [this, ns, name, body = resize_body(d.resized)] { api("resize", [&] { cluster_->resize(ns, name, body); }); },
+                [this, key = w.key, pod_key, ref = kube::reference_to(pod), d, phase, now](const std::string& error) {
+                    resize_done(key, pod_key, ref, d, phase, now, error);
+                });
+        } else if (d.action == Action::Blocked) {
+            ++summary.blocked;
+            outcome.blocked_reason = d.reason;
+            outcome.blocked_message = pod_key + ": " + d.message;
+            // Once per reason, not every tick while it lasts.
+            if (ps.blocked != d.reason) {
+                ps.blocked = d.reason;
+                if (hooks_.resize) hooks_.resize("blocked");
+                remember_targets(state, name, d.resized.empty() ? reading.targets : d.resized, phase, "Blocked", d.reason,
+                                 now);
+                log("warning", "resize blocked", {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
+                record_event(kube::reference_to(pod), kube::EventType::Warning, "ResizeBlocked", d.reason + ": " + d.message);
             }
         }
     }
 
-    // Forget what is gone (but what was skipped: keys start with "namespace/").
+    // Against the cached pod: a patch still waiting is replaced by this one.
+    const json patch = marks_patch(pod, marks);
+    if (patch.is_null()) return;
+    const bool added = writes_.submit(
+        "marks/" + pod_key, [this, ns, name, patch] { api("patch", [&] { cluster_->patch_pod(ns, name, patch); }); },
+        [this, pod_key](const std::string& error) {
+            if (!error.empty()) log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
+        });
+    if (added) ++summary.pod_patches;
+}
+
+void Reconciler::update_status(const NamespacePass& pass, const Work& w, AutoscalerState& state, Outcome& outcome,
+                               TickSummary& summary, double now) {
+    const AutoscalerSpec& spec = w.parsed.spec;
+    const long long gen = w.generation;
+    if (!w.parsed.ok()) {
+        set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
+        set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
+    } else if (!w.refused.empty()) {
+        set_condition(state, "Ready", false, "PrometheusNotAllowed", w.refused, now, gen);
+    } else if (!w.model.model || !w.model.error.empty()) {
+        set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
+        set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
+    } else {
+        set_condition(state, "ModelLoaded", true, "Loaded", "model " + w.model.id, now, gen);
+        set_condition(state, "Ready", true, "Reconciling", std::to_string(outcome.tracked_pods) + " pods tracked", now, gen);
+    }
+    if (w.parsed.ok() && w.model.model) {
+        std::string failure;
+        const auto snap = pass.snapshots.find(spec.prometheus_url);
+        if (!w.metrics_error.empty()) failure = w.metrics_error;
+        else if (snap != pass.snapshots.end())
+            for (const auto& f : snap->second.failures) failure = f.feature + ": " + f.message;
+        if (!failure.empty()) set_condition(state, "MetricsAvailable", false, "QueryFailed", failure, now, gen);
+        else if (outcome.missing > 0)
+            set_condition(state, "MetricsAvailable", false, "NoMetrics",
+                          std::to_string(outcome.missing) + " of " + std::to_string(outcome.missing + outcome.observed) +
+                              " containers have no complete metrics (their samples are skipped)",
+                          now, gen);
+        else set_condition(state, "MetricsAvailable", true, "MetricsFound", std::to_string(outcome.observed) + " containers",
+                           now, gen);
+    }
+    if (outcome.blocked_reason.empty() && !state.failed_reason.empty()) {
+        outcome.blocked_reason = state.failed_reason;
+        outcome.blocked_message = state.failed_message;
+    }
+    state.failed_reason.clear();
+    state.failed_message.clear();
+    if (outcome.blocked_reason.empty() && !w.vpa_pods.empty()) {
+        outcome.blocked_reason = "VPAControlled";
+        outcome.blocked_message = std::to_string(w.vpa_pods.size()) +
+                                  " selected pods left alone: a VerticalPodAutoscaler also acts on them:";
+        for (const std::string& p : w.vpa_pods) outcome.blocked_message += " " + p;
+    }
+    if (!outcome.blocked_reason.empty())
+        set_condition(state, "ResizeBlocked", true, outcome.blocked_reason, outcome.blocked_message, now, gen);
+    else set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
+
+    json status = {{"observedGeneration", gen},
+                   {"model", w.parsed.ok() ? w.model.id : ""},
+                   {"podsTracked", outcome.tracked_pods},
+                   {"phasesSeen", state.phases_seen.size()},
+                   {"podsPerPhase", json(outcome.per_phase)},
+                   {"recentDecisions", state.recent},
+                   {"conditions", state.conditions}};
+    if (!state.last_resize.is_null()) status["lastResize"] = state.last_resize;
+    const json current = w.object->value("status", json::object());
+    if (current == status) return;
+    // A merge patch merges maps: phases no pod is in any more are removed explicitly.
+    if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
+        for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
+            if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
+    const bool added = writes_.submit(
+        "status/" + w.key,
+        [this, ns = pass.ns, name = kube::string_field(*w.object, "metadata", "name"), status] {
+            api("status", [&] { cluster_->patch_status(ns, name, status); });
+        },
+        [this, key = w.key](const std::string& error) {
+            if (!error.empty()) log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
+        });
+    if (added) ++summary.status_updates;
+}
+
+void Reconciler::forget_gone(const std::set<std::string>& skipped) {
+    // Keys start with "namespace/".
     const auto kept = [&](const std::string& key) { return skipped.count(key.substr(0, key.find('/'))) != 0; };
     std::erase_if(trackers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     std::erase_if(pods_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     std::erase_if(autoscalers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
-    if (hooks_.pods_tracked) hooks_.pods_tracked(summary.pods_tracked);
-    summary.writes_waiting = writes_.waiting();
-    return summary;
 }
 
 }  // namespace phasescale::control

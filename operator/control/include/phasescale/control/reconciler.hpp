@@ -26,7 +26,9 @@
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
 
+#include "phasescale/control/cluster_api.hpp"
 #include "phasescale/control/decision.hpp"
+#include "phasescale/control/metrics_reader.hpp"
 #include "phasescale/control/spec.hpp"
 #include "phasescale/control/tracker.hpp"
 #include "phasescale/control/write_queue.hpp"
@@ -87,12 +89,21 @@ struct TickSummary {
     // Namespaces left alone because the tick passed its deadline (nothing read, stepped or
     // written for them; their state kept for the next tick).
     std::size_t namespaces_skipped = 0;
+    // Seconds spent in each step of the tick (kTickSteps), summed over namespaces and pods.
+    std::map<std::string, double> step_seconds;
 };
+
+// The steps of a tick, in order, as TickSummary::step_seconds names them.
+inline const std::vector<std::string> kTickSteps = {"select", "plan", "read", "step", "decide", "status"};
 
 class Reconciler {
 public:
     // `prom` is the default Prometheus (a spec's prometheus.url gets a client of its own).
     Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks = {});
+    // Over any cluster and metrics (tests: in-memory ones); start() then watches nothing, and
+    // tick(autoscalers, pods, now) is the way in.
+    Reconciler(std::unique_ptr<ClusterApi> cluster, std::unique_ptr<MetricsReader> metrics, ReconcilerOptions options,
+               ReconcilerHooks hooks = {});
     ~Reconciler();
     Reconciler(const Reconciler&) = delete;
     Reconciler& operator=(const Reconciler&) = delete;
@@ -104,11 +115,13 @@ public:
 
     // One pass over the informers' stores, at `now` (unix seconds).
     TickSummary tick(double now);
-    // The same over given objects (tests, benchmarks).
+    // The same over given objects (tests).
     TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers, const std::vector<kube::Store::ObjectPtr>& pods,
                      double now);
     // Forgets the writes not sent yet (this replica stopped leading).
     std::size_t drop_pending_writes();
+    // Blocks until every queued write was sent (tests: their results come in the next tick).
+    void wait_for_writes();
 
 private:
     struct ModelEntry {
@@ -141,11 +154,85 @@ private:
         bool seen = false;
     };
 
+    // One PhaseAutoscaler in a tick: its spec, model, and the pods it owns.
+    struct Work {
+        const nlohmann::json* object = nullptr;
+        std::string key;  // namespace/name
+        long long generation = 0;
+        ParsedSpec parsed;
+        ModelEntry model;
+        std::vector<const nlohmann::json*> pods;
+        std::string metrics_error;
+        std::vector<std::string> vpa_pods;  // selected, but a VerticalPodAutoscaler acts on them
+        std::string refused;                // why a valid spec is not served
+        bool servable() const { return parsed.ok() && refused.empty() && model.model && metrics_error.empty(); }
+    };
+    // One namespace in a tick: its autoscalers, and what Prometheus answered for them.
+    struct NamespacePass {
+        std::string ns;
+        std::vector<Work> work;
+        std::map<std::string, prom::FeatureQueries> queries;   // by Prometheus URL
+        std::map<std::string, prom::FeatureSnapshot> snapshots;
+        std::map<std::string, std::optional<prom::FeatureHistory>> histories;  // read on demand
+    };
+    // What one autoscaler's pods gave this tick, for its status.
+    struct Outcome {
+        std::size_t tracked_pods = 0, missing = 0, observed = 0;
+        std::map<std::string, int> per_phase;
+        std::string blocked_reason, blocked_message;
+    };
+    // One pod's containers after their trackers stepped.
+    struct PodReading {
+        std::vector<ContainerTarget> targets;
+        std::optional<int> phase;  // the first tracked container's
+        double phase_since = 0;
+        bool tracked = false;      // some container is under a policy
+    };
+    class Deadline;
+
+public:
+    // Where each of a model's features is in a snapshot's columns (none: not there).
+    struct Columns {
+        std::vector<std::optional<std::size_t>> features;  // in the model's order
+        std::optional<std::size_t> cpu, memory;
+    };
+
+private:
+
+    // The tick's steps, in order (each timed under its kTickSteps name).
+    void begin_tick(TickSummary& summary);
+    // Parses the namespace's specs and gives each the Running pods it owns.
+    std::vector<Work> select_pods(const std::string& ns, std::vector<const nlohmann::json*> autoscalers,
+                                  const std::vector<const nlohmann::json*>& pods, double now);
+    // The feature queries per Prometheus that the namespace's models need.
+    void plan_queries(NamespacePass& pass);
+    // One instant query per feature and Prometheus, each waiting at most what is left of the tick.
+    void read_metrics(NamespacePass& pass, const Deadline& deadline, TickSummary& summary);
+    // Steps the trackers of the autoscaler's pods, decides and queues each pod's writes.
+    void track_pods(NamespacePass& pass, Work& work, AutoscalerState& state, Outcome& outcome, const Deadline& deadline,
+                    TickSummary& summary, double now);
+    // Steps each container's tracker on this tick's sample.
+    PodReading step_trackers(NamespacePass& pass, Work& work, const Columns& columns, const std::string& config,
+                             const nlohmann::json& pod, PodState& pod_state,
+                             AutoscalerState& state, Outcome& outcome, const Deadline& deadline, TickSummary& summary,
+                             double now);
+    // By mode: queues the resize (InPlace) and the pod's label and annotations.
+    void decide_pod_writes(const Work& work, const nlohmann::json& pod, const PodReading& reading, PodState& pod_state,
+                           AutoscalerState& state, Outcome& outcome, TickSummary& summary, double now);
+    // Sets the conditions and queues the status when it changed.
+    void update_status(const NamespacePass& pass, const Work& work, AutoscalerState& state, Outcome& outcome,
+                       TickSummary& summary, double now);
+    // Forgets trackers, pods and autoscalers not seen (but those of skipped namespaces).
+    void forget_gone(const std::set<std::string>& skipped);
+
+    // The recent samples of a restarted tracker's containers, one range query per Prometheus
+    // and namespace per tick.
+    const prom::FeatureHistory* history(NamespacePass& pass, const std::string& url, const Deadline& deadline,
+                                        TickSummary& summary, double now);
     ModelEntry load_model(const std::string& ns, const ModelRef& ref);
     // VerticalPodAutoscalers of a namespace (none when their CRD is not installed), re-read every
     // kVpaRefreshSeconds.
     const std::vector<nlohmann::json>& vpas(const std::string& ns, double now);
-    prom::Client& prom_for(const std::string& url);
     void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
     template <class F>
     auto api(const char* verb, F&& f) -> decltype(f());
@@ -160,12 +247,11 @@ private:
     void set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
                        const std::string& message, double now, long long generation);
 
-    kube::Client kube_;
-    prom::ClientConfig prom_config_;
+    std::optional<kube::Client> kube_;  // for the informers; none over other clusters
+    std::unique_ptr<ClusterApi> cluster_;
+    std::unique_ptr<MetricsReader> metrics_;
     ReconcilerOptions options_;
     ReconcilerHooks hooks_;
-    kube::EventRecorder events_;
-    std::map<std::string, std::unique_ptr<prom::Client>> prom_clients_;
     std::vector<std::unique_ptr<kube::Informer>> autoscaler_informers_;
     std::vector<std::unique_ptr<kube::Informer>> pod_informers_;
     std::shared_ptr<const model::PhaseModel> default_model_;

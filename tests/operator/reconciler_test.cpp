@@ -1,0 +1,377 @@
+// Reconciler::tick over an in-memory cluster and made-up Prometheus answers: the cases the
+// end-to-end test covers on a real control plane (new pod, phase change after the debounce,
+// cooldown, Infeasible backoff, failed resize, missing metrics, VPA-controlled pods, an
+// operator restart), here without servers and in milliseconds.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <mutex>
+
+#include <phasescale/control/decision.hpp>
+#include <phasescale/control/reconciler.hpp>
+#include <phasescale/model/model.hpp>
+
+#include "fixtures.hpp"
+
+using namespace phasescale;
+using namespace phasescale::control;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024 * 1024;
+
+// The API server as the control loop sees it: a ConfigMap per key, VPAs, and the writes made.
+class FakeCluster final : public ClusterApi {
+public:
+    struct Write {
+        std::string verb, ns, name;
+        json body;
+    };
+
+    std::map<std::string, json> config_maps;  // ns/name
+    bool vpa_crd = false;
+    std::vector<json> vpa_list;
+    std::string resize_error;  // thrown by resize() when not empty
+
+    json config_map(const std::string& ns, const std::string& name) override {
+        auto it = config_maps.find(ns + "/" + name);
+        if (it == config_maps.end()) throw std::runtime_error("configmaps \"" + name + "\" not found");
+        return it->second;
+    }
+    bool vpa_installed() override { return vpa_crd; }
+    std::vector<json> vpas(const std::string&) override { return vpa_list; }
+    void resize(const std::string& ns, const std::string& pod, const json& body) override {
+        if (!resize_error.empty()) throw std::runtime_error(resize_error);
+        add({"resize", ns, pod, body});
+    }
+    void patch_pod(const std::string& ns, const std::string& pod, const json& patch) override {
+        add({"patch", ns, pod, patch});
+    }
+    void patch_status(const std::string& ns, const std::string& name, const json& status) override {
+        add({"status", ns, name, status});
+    }
+    void record_event(const kube::ObjectReference& pod, kube::EventType, const std::string& reason,
+                      const std::string& message) override {
+        add({"event", pod.ns, pod.name, {{"reason", reason}, {"message", message}}});
+    }
+
+    // The writes made since the last call, and forgets them.
+    std::vector<Write> take() {
+        std::lock_guard lock(mutex_);
+        return std::exchange(writes_, {});
+    }
+
+private:
+    void add(Write w) {
+        std::lock_guard lock(mutex_);
+        writes_.push_back(std::move(w));
+    }
+    std::mutex mutex_;
+    std::vector<Write> writes_;
+};
+
+// Prometheus: each container's CPU and memory now, and the same values as a flat history.
+class FakeMetrics final : public MetricsReader {
+public:
+    std::map<prom::ContainerKey, std::pair<double, double>> usage;  // cores, bytes
+    std::vector<prom::FeatureQueryFailure> failures;
+    int history_reads = 0;
+
+    std::string default_url() const override { return "http://prometheus:9090"; }
+    prom::FeatureSnapshot features(const std::string&, const prom::FeatureQueries& queries, const std::string& ns,
+                                   std::chrono::milliseconds, const prom::QueryOptions&) override {
+        prom::FeatureSnapshot s;
+        s.features = queries.features();
+        s.failures = failures;
+        s.queries = s.features.size();
+        for (const auto& [key, u] : usage)
+            if (key.ns == ns) s.values[key] = {u.first, u.second};
+        return s;
+    }
+    prom::FeatureHistory history(const std::string&, const prom::FeatureQueries& queries, const std::string& ns,
+                                 std::chrono::milliseconds, prom::TimePoint start, prom::TimePoint end,
+                                 std::chrono::milliseconds step, const prom::QueryOptions&) override {
+        ++history_reads;
+        prom::FeatureHistory h;
+        h.features = queries.features();
+        h.queries = h.features.size();
+        for (const auto& [key, u] : usage) {
+            if (key.ns != ns) continue;
+            auto& series = h.series[key];
+            series.resize(2);
+            for (auto t = start; t <= end; t += step) {
+                const double secs = std::chrono::duration<double>(t.time_since_epoch()).count();
+                series[0].push_back({secs, u.first});
+                series[1].push_back({secs, u.second});
+            }
+        }
+        return h;
+    }
+};
+
+json container(const std::string& name, const std::string& cpu, const std::string& memory) {
+    return {{"name", name},
+            {"image", "trainer"},
+            {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}, {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
+}
+
+json make_pod(const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", {{"app", "train"}}}}},
+            {"spec", {{"containers", {container("main", "1", "2Gi")}}}},
+            {"status", {{"phase", "Running"}, {"containerStatuses", {{{"name", "main"}, {"restartCount", 0}}}}}}};
+}
+
+json autoscaler(const std::string& mode) {
+    return {{"apiVersion", "phasescale.io/v1alpha1"},
+            {"kind", "PhaseAutoscaler"},
+            {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"generation", 1}}},
+            {"spec",
+             {{"selector", {{"matchLabels", {{"app", "train"}}}}},
+              {"mode", mode},
+              {"model", {{"configMap", {{"name", "model"}, {"key", "model.json"}}}}}}}};
+}
+
+// A tick loop over one namespace "ml": the objects as the informers would hold them, updated
+// by the writes the reconciler makes (as the API server would apply them).
+struct Loop {
+    FakeCluster* cluster = nullptr;  // owned by the reconciler
+    FakeMetrics* metrics = nullptr;
+    std::unique_ptr<Reconciler> reconciler;
+    json pas;
+    std::map<std::string, json> pods;
+    double now = 1'700'000'000;
+    std::vector<FakeCluster::Write> writes;  // of the last tick
+
+    explicit Loop(const std::string& mode) : pas(autoscaler(mode)) { restart(); }
+
+    // A new operator, as after a restart: its state is gone, the objects stay.
+    void restart() {
+        auto c = std::make_unique<FakeCluster>();
+        auto m = std::make_unique<FakeMetrics>();
+        c->config_maps["ml/model"] = {{"metadata", {{"resourceVersion", "1"}}},
+                                      {"data", {{"model.json", model::serialise_model(phasescale::testing::two_phase_model())}}}};
+        if (metrics != nullptr) m->usage = metrics->usage;
+        cluster = c.get();
+        metrics = m.get();
+        ReconcilerOptions o;
+        o.namespaces = {"ml"};
+        o.write_workers = 1;
+        o.tick = std::chrono::seconds(15);
+        reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), o);
+    }
+
+    void add_pod(const std::string& name) { pods[name] = make_pod(name); }
+    void use(const std::string& pod, double cpu, double memory) { metrics->usage[{"ml", pod, "main"}] = {cpu, memory}; }
+
+    TickSummary tick() {
+        now += 15;
+        std::vector<kube::Store::ObjectPtr> a{std::make_shared<json>(pas)}, p;
+        for (const auto& [name, pod] : pods) p.push_back(std::make_shared<json>(pod));
+        TickSummary s = reconciler->tick(a, p, now);
+        reconciler->wait_for_writes();
+        writes = cluster->take();
+        apply(writes);
+        return s;
+    }
+
+    void apply(const std::vector<FakeCluster::Write>& ws) {
+        for (const auto& w : ws) {
+            if (w.verb == "patch") pods[w.name].merge_patch(w.body);
+            if (w.verb == "resize")  // one container, "main"
+                pods[w.name]["spec"]["containers"][0]["resources"].merge_patch(w.body["spec"]["containers"][0]["resources"]);
+            if (w.verb == "status") pas.merge_patch(json{{"status", w.body}});
+        }
+    }
+
+    std::size_t count(const std::string& verb) const {
+        return static_cast<std::size_t>(std::count_if(writes.begin(), writes.end(), [&](const auto& w) { return w.verb == verb; }));
+    }
+    bool event(const std::string& reason) const {
+        return std::any_of(writes.begin(), writes.end(),
+                           [&](const auto& w) { return w.verb == "event" && w.body["reason"] == reason; });
+    }
+    std::string label(const std::string& pod) const { return pods.at(pod)["metadata"]["labels"].value(kPhaseLabel, ""); }
+    json condition(const std::string& type) const {
+        for (const json& c : pas["status"]["conditions"])
+            if (c["type"] == type) return c;
+        return {};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("tick: a new pod is labelled, annotated and counted in the status", "[unit][control]") {
+    Loop loop("Recommend");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    TickSummary s = loop.tick();
+    CHECK(s.autoscalers == 1);
+    CHECK(s.pods_tracked == 1);
+    CHECK(s.prometheus_queries == 2);
+    for (const std::string& step : kTickSteps) CHECK(s.step_seconds.count(step) == 1);
+    CHECK(loop.count("patch") == 1);
+    CHECK(loop.label("a") == "unknown");  // the model needs a few samples of history first
+    for (int i = 0; i < 3 && loop.label("a") == "unknown"; ++i) loop.tick();
+    CHECK(loop.label("a") == "0");
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseNameAnnotation] == "phase-0");
+    CHECK(loop.pas["status"]["podsTracked"] == 1);
+    CHECK(loop.condition("Ready")["status"] == "True");
+    CHECK(loop.condition("ModelLoaded")["message"] == "model configmap/model/model.json");
+    CHECK(loop.count("resize") == 0);  // Recommend never resizes
+    // Nothing moved: no write at all the next tick.
+    loop.tick();
+    CHECK(loop.writes.empty());
+}
+
+TEST_CASE("tick: the phase label changes only after the debounce", "[unit][control]") {
+    Loop loop("Recommend");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    CHECK(loop.label("a") == "0");
+    loop.use("a", 2.2, 3 * GiB);
+    loop.tick();
+    CHECK(loop.label("a") == "0");  // one sample of phase 1: not yet
+    loop.tick();
+    CHECK(loop.label("a") == "1");
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == format_time(loop.now));
+    bool recorded = false;
+    for (const json& d : loop.pas["status"]["recentDecisions"]) recorded = recorded || d["action"] == "PhaseChange";
+    CHECK(recorded);
+}
+
+TEST_CASE("tick: InPlace resizes once, then the cooldown holds the next one", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);  // far below the 1 core, 2 GiB requested
+    std::size_t resizes = 0;
+    for (int i = 0; i < 8 && resizes == 0; ++i) {
+        resizes += loop.tick().resizes;
+    }
+    REQUIRE(resizes == 1);
+    CHECK(loop.count("resize") == 1);
+    CHECK(loop.event("Resized") == false);  // its result comes in the next tick
+    loop.use("a", 2.2, 3 * GiB);            // phase 1 wants far more, within the 60 s cooldown
+    TickSummary s = loop.tick();
+    CHECK(loop.event("Resized"));
+    CHECK(s.writes_completed >= 1);
+    s = loop.tick();
+    CHECK(s.resizes == 0);
+    CHECK(loop.count("resize") == 0);
+    CHECK(loop.pas["status"]["lastResize"]["result"] == "Resized");
+    // Past the cooldown it goes ahead.
+    for (int i = 0; i < 4 && resizes == 1; ++i) resizes += loop.tick().resizes;
+    CHECK(resizes == 2);
+}
+
+TEST_CASE("tick: an Infeasible resize blocks, says so once, and backs off", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.pods["a"]["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"},
+                                               {"message", "Node didn't have enough capacity"}}};
+    std::size_t blocked = 0, events = 0;
+    for (int i = 0; i < 8; ++i) {
+        TickSummary s = loop.tick();
+        CHECK(s.resizes == 0);
+        blocked += s.blocked;
+        events += loop.event("ResizeBlocked") ? 1 : 0;
+    }
+    CHECK(blocked >= 1);
+    CHECK(events == 1);  // once per reason, not every tick
+    CHECK(loop.condition("ResizeBlocked")["reason"] == "ResizeInfeasible");
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("ml/a") && Contains("capacity"));
+    // The condition goes: the pod stays in backoff for a while before trying again.
+    loop.pods["a"]["status"].erase("conditions");
+    TickSummary s = loop.tick();
+    CHECK(s.resizes == 0);
+    std::size_t resizes = 0;
+    for (int i = 0; i < 30 && resizes == 0; ++i) resizes += loop.tick().resizes;
+    CHECK(resizes == 1);
+}
+
+TEST_CASE("tick: a failed resize backs off and shows in ResizeBlocked", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.cluster->resize_error = "pods \"a\" is forbidden";
+    std::size_t resizes = 0;
+    for (int i = 0; i < 8 && resizes == 0; ++i) resizes += loop.tick().resizes;
+    REQUIRE(resizes == 1);
+    loop.tick();  // takes in the failure
+    CHECK(loop.event("ResizeFailed"));
+    CHECK(loop.condition("ResizeBlocked")["reason"] == "ResizeFailed");
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("forbidden"));
+    CHECK(loop.pas["status"]["lastResize"]["result"] == "Failed");
+}
+
+TEST_CASE("tick: missing metrics never shrink nor label a phase", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.add_pod("b");
+    loop.use("a", 0.3, 0.5 * GiB);  // b has no metrics at all
+    for (int i = 0; i < 8; ++i) loop.tick();
+    CHECK(loop.label("b") == "unknown");
+    CHECK(loop.pods["b"]["spec"]["containers"][0]["resources"]["requests"]["memory"] == "2Gi");
+    CHECK(loop.condition("MetricsAvailable")["reason"] == "NoMetrics");
+    // A failed query: the condition says which, and nothing is resized on half an answer.
+    loop.metrics->failures.push_back({"mem.working.set", "ml", "HTTP 503", false, {}});
+    for (int i = 0; i < 3; ++i) CHECK(loop.tick().resizes == 0);
+    CHECK(loop.condition("MetricsAvailable")["reason"] == "QueryFailed");
+    CHECK_THAT(loop.condition("MetricsAvailable")["message"].get<std::string>(), Contains("HTTP 503"));
+}
+
+TEST_CASE("tick: a pod a VerticalPodAutoscaler acts on is left alone", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("web-5d4f9c7b8-abcde");
+    loop.pods["web-5d4f9c7b8-abcde"]["metadata"]["ownerReferences"] = {
+        {{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"}, {"controller", true}}};
+    loop.use("web-5d4f9c7b8-abcde", 0.3, 0.5 * GiB);
+    loop.cluster->vpa_crd = true;
+    loop.cluster->vpa_list = {{{"spec", {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}}};
+    for (int i = 0; i < 6; ++i) {
+        TickSummary s = loop.tick();
+        CHECK(s.pods_tracked == 0);
+        CHECK(loop.count("patch") == 0);
+        CHECK(loop.count("resize") == 0);
+    }
+    CHECK(loop.condition("ResizeBlocked")["reason"] == "VPAControlled");
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("web-5d4f9c7b8-abcde"));
+}
+
+TEST_CASE("tick: a restarted operator knows the phase at once and starts with a cooldown", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 2.2, 3 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    REQUIRE(loop.label("a") == "1");
+    const json since = loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation];
+    loop.pods["a"]["metadata"]["annotations"][kRecommendationAnnotation] = "{}";  // sized before
+
+    loop.restart();
+    TickSummary s = loop.tick();
+    CHECK(loop.metrics->history_reads == 1);  // one range query for the namespace
+    CHECK(s.pods_tracked == 1);
+    CHECK(s.resizes == 0);                     // no burst of resizes after a restart
+    CHECK(loop.label("a") == "1");             // known at once, not relearnt
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
+}
+
+TEST_CASE("tick: a bad spec or a missing model is a condition, nothing else", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.pas["spec"]["model"]["configMap"]["name"] = "gone";
+    loop.tick();
+    CHECK(loop.condition("ModelLoaded")["reason"] == "ModelError");
+    CHECK_THAT(loop.condition("ModelLoaded")["message"].get<std::string>(), Contains("not found"));
+    CHECK(loop.count("patch") == 0);
+    loop.pas["spec"]["mode"] = "Sometimes";
+    loop.tick();
+    CHECK(loop.condition("Ready")["reason"] == "InvalidSpec");
+    CHECK(loop.count("patch") == 0);
+}
