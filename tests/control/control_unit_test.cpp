@@ -1,5 +1,6 @@
 // The control loop's rules on hand-made pods and the hand-made two-phase model of
-// tests/unit/fixtures.hpp: spec parsing, trackers, targets, pod decisions, patches, trimmed pods.
+// tests/support/fixtures.hpp: spec parsing, trackers, targets, pod decisions, patches, trimmed
+// pods.
 #include <catch2/catch.hpp>
 
 #include <cmath>
