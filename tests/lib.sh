@@ -1,6 +1,6 @@
 # Shell helpers of the tests and benchmarks that start processes (sourced, not run): checks
 # that count, bounded waits, background processes that are always stopped, free loopback
-# ports, a real Prometheus scraping replay exporters. Used by tests/operator/e2e.sh,
+# ports, a real Prometheus scraping replay exporters. Used by tests/e2e/e2e.sh,
 # tests/helm/*.sh (through tests/helm/lib.sh) and bench/scale/run.sh.
 
 # ---------------------------------------------------------------- checks

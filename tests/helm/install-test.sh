@@ -11,7 +11,7 @@
 #      repeated ResizeFailed) patched, the PhaseAutoscaler status, the leader Lease (create,
 #      get, renew, release), the model from the chart's ConfigMap, the VPA CRD check and VPA
 #      list. Metrics come from a real Prometheus scraping tools/replay-exporter, as in
-#      tests/operator/e2e.sh. The API server's audit log (the operator's user only) shows
+#      tests/e2e/e2e.sh. The API server's audit log (the operator's user only) shows
 #      every request: none is refused (no 401/403), and the requests made are exactly the
 #      (verb, resource) pairs that the chart's rules grant: no rule goes unused;
 #   3. each verb of each rule is removed in turn (the ClusterRole or Role replaced without
