@@ -140,30 +140,38 @@ int pod_requests(const json& pod, const std::string& resource) {
 }
 
 Controller::Controller(kube::Client kube, ControllerOptions options, ControllerHooks hooks)
-    : kube_(std::move(kube)), options_(std::move(options)), hooks_(std::move(hooks)),
-      events_(kube_, options_.field_manager) {
+    : Controller(kube_cluster_api(kube, options.field_manager), std::move(options),
+                 std::move(hooks)) {
+    kube_ = std::move(kube);
     kube::InformerOptions node_options;
     node_options.transform = trim_node;
-    nodes_ = std::make_unique<kube::Informer>(kube_, kube::resources::nodes, node_options);
+    nodes_ = std::make_unique<kube::Informer>(*kube_, kube::resources::nodes, node_options);
     kube::InformerOptions pod_options;
     pod_options.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
     pod_options.transform = trim_pod;
-    pods_ = std::make_unique<kube::Informer>(kube_, kube::resources::pods, pod_options);
+    pods_ = std::make_unique<kube::Informer>(*kube_, kube::resources::pods, pod_options);
 }
+
+Controller::Controller(std::unique_ptr<ClusterApi> cluster, ControllerOptions options,
+                       ControllerHooks hooks)
+    : cluster_(std::move(cluster)), options_(std::move(options)), hooks_(std::move(hooks)) {}
 
 Controller::~Controller() { stop(); }
 
 void Controller::start() {
+    if (!nodes_) return;  // over another cluster: nothing to watch
     nodes_->start();
     pods_->start();
 }
 
 void Controller::stop() {
+    if (!nodes_) return;
     pods_->stop();
     nodes_->stop();
 }
 
 bool Controller::wait_for_sync(std::chrono::milliseconds timeout) const {
+    if (!nodes_) return true;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     if (!nodes_->wait_for_sync(timeout)) return false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -237,7 +245,7 @@ void Controller::log(const std::string& level, const std::string& message, const
 void Controller::event(const kube::ObjectReference& object, kube::EventType type, const std::string& reason,
                        const std::string& message) {
     try {
-        events_.record(object, type, reason, message);
+        cluster_->record_event(object, type, reason, message);
     } catch (const std::exception& e) {
         log("warning", "cannot record event", {{"object", object.name}, {"reason", reason}, {"error", e.what()}});
     }
@@ -249,361 +257,439 @@ void Controller::decide(LoanState& state, double now, const std::string& action,
     while (state.decisions.size() > options_.max_recent_decisions) state.decisions.erase(state.decisions.begin());
 }
 
+// One CapacityLoan in a pass, as its steps fill it in.
+struct Controller::Pass {
+    std::string name;
+    long long generation = 0;
+    json old_status;
+    LoanState* state = nullptr;
+    ParsedLoan parsed;
+    std::vector<std::string> problems;  // for the Ready condition
+
+    LoanInputs in;
+    std::map<std::string, kube::Store::ObjectPtr> inference_objects;  // by name
+    std::set<std::string> pool;  // nodes of both pools
+    std::vector<Job> jobs;       // elastic jobs, the first in.jobs
+    std::map<std::size_t, kube::ObjectReference> pod_refs;  // by index into in.pods
+    LoanPlan plan;
+    std::set<std::string> marked;  // inference nodes that carry their state's marks after this pass
+    json status = json::object();
+};
+
 ReconcileSummary Controller::reconcile(double now) {
+    // One snapshot of each cache for every CapacityLoan of the pass.
+    return reconcile(nodes_ ? nodes_->store().list() : Objects{},
+                     pods_ ? pods_->store().list() : Objects{}, now);
+}
+
+ReconcileSummary Controller::reconcile(const Objects& nodes, const Objects& pods, double now) {
     ReconcileSummary sum;
     json list;
     try {
-        list = kube_.list(resources::capacity_loans, "");
+        list = cluster_->capacity_loans();
     } catch (const std::exception& e) {
         log("error", "cannot list CapacityLoans", {{"error", e.what()}});
         ++sum.errors;
         return sum;
     }
     std::vector<json> items = list.value("items", json::array());
-    std::sort(items.begin(), items.end(),
-              [](const json& a, const json& b) { return str(metadata(a), "name") < str(metadata(b), "name"); });
+    std::sort(items.begin(), items.end(), [](const json& a, const json& b) {
+        return str(metadata(a), "name") < str(metadata(b), "name");
+    });
     std::set<std::string> claimed;  // nodes owned by an earlier CapacityLoan
     std::set<std::string> names;
     for (const json& loan : items) {
         names.insert(str(metadata(loan), "name"));
-        reconcile_one(loan, claimed, now, sum);
+        reconcile_one(loan, nodes, pods, claimed, now, sum);
         ++sum.loans;
     }
-    for (auto it = loans_.begin(); it != loans_.end();) it = names.count(it->first) ? std::next(it) : loans_.erase(it);
+    for (auto it = loans_.begin(); it != loans_.end();)
+        it = names.count(it->first) ? std::next(it) : loans_.erase(it);
     return sum;
 }
 
-void Controller::reconcile_one(const json& loan, std::set<std::string>& claimed, double now, ReconcileSummary& sum) {
-    const std::string name = str(metadata(loan), "name");
-    const long long generation = metadata(loan).value("generation", 0LL);
-    const json old_status = loan.value("status", json::object());
-    auto [it, fresh] = loans_.try_emplace(name);
-    LoanState& state = it->second;
-    if (fresh && old_status.contains("lastDecisions") && old_status["lastDecisions"].is_array())
-        state.decisions = old_status["lastDecisions"];
+void Controller::reconcile_one(const json& loan, const Objects& nodes, const Objects& pods,
+                               std::set<std::string>& claimed, double now, ReconcileSummary& sum) {
+    Pass pass = begin_pass(loan);
+    if (pass.parsed.ok()) {
+        read_nodes(pass, nodes, claimed);
+        read_jobs(pass);
+        read_pods(pass, pods);
+        pass.plan = loan::plan(pass.in);  // the pure decisions (decision.hpp)
+        mark_nodes(pass, now, sum);
+        evict_pods(pass, now, sum);
+        scale_jobs(pass, now, sum);
+        report(pass);
+    } else {
+        pass.problems.push_back(pass.parsed.message());
+    }
+    update_status(pass, now, sum);
+}
 
-    std::vector<std::string> problems;
-    json status = json::object();
-    const ParsedLoan parsed = parse_loan(loan);
-    if (parsed.ok()) {
-        const LoanSpec& spec = parsed.spec;
-        LoanInputs in;
-        in.required_servers = spec.required_servers;
-        in.headroom_servers = spec.headroom_servers;
+Controller::Pass Controller::begin_pass(const json& loan) {
+    Pass pass;
+    pass.name = str(metadata(loan), "name");
+    pass.generation = metadata(loan).value("generation", 0LL);
+    pass.old_status = loan.value("status", json::object());
+    auto [it, fresh] = loans_.try_emplace(pass.name);
+    pass.state = &it->second;
+    const json& old = pass.old_status;
+    if (fresh && old.contains("lastDecisions") && old["lastDecisions"].is_array())
+        pass.state->decisions = old["lastDecisions"];
+    pass.parsed = parse_loan(loan);
+    pass.in.required_servers = pass.parsed.spec.required_servers;
+    pass.in.headroom_servers = pass.parsed.spec.headroom_servers;
+    return pass;
+}
 
-        // Nodes of the two pools (an inference node is never a training node too).
-        std::map<std::string, kube::Store::ObjectPtr> inference_objects;
-        std::set<std::string> pool;
-        auto nodes = nodes_->store().list();
-        std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
-            return str(metadata(*a), "name") < str(metadata(*b), "name");
-        });
-        for (const auto& node : nodes) {
-            const std::string node_name = str(metadata(*node), "name");
-            const bool inf = spec.inference_nodes.matches(*node);
-            const bool trn = !inf && spec.training_nodes.matches(*node);
-            if (!inf && !trn) continue;
-            if (claimed.count(node_name) != 0) {
-                problems.push_back("node " + node_name + " belongs to an earlier CapacityLoan");
-                continue;
-            }
-            claimed.insert(node_name);
-            pool.insert(node_name);
-            NodeView v;
-            v.name = node_name;
-            if (node->contains("status") && (*node)["status"].contains("allocatable") &&
-                (*node)["status"]["allocatable"].contains(spec.gpu_resource))
-                v.gpus = std::max(0, int_of((*node)["status"]["allocatable"][spec.gpu_resource]).value_or(0));
-            v.schedulable = !(node->contains("spec") && (*node)["spec"].value("unschedulable", false));
-            if (inf) {
-                const auto labels = labels_of(*node);
-                auto l = labels.find(kLoanedLabel);
-                v.loaned = l != labels.end() && l->second == "true";
-                v.returned = has_taint(*node, kReturnedTaint);
-                inference_objects[node_name] = node;
-                in.inference.push_back(std::move(v));
-            } else {
-                in.training.push_back(std::move(v));
-            }
+void Controller::read_nodes(Pass& pass, const Objects& nodes, std::set<std::string>& claimed) {
+    const LoanSpec& spec = pass.parsed.spec;
+    Objects sorted = nodes;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+        return str(metadata(*a), "name") < str(metadata(*b), "name");
+    });
+    for (const auto& node : sorted) {
+        const std::string node_name = str(metadata(*node), "name");
+        // An inference node is never a training node too.
+        const bool inf = spec.inference_nodes.matches(*node);
+        const bool trn = !inf && spec.training_nodes.matches(*node);
+        if (!inf && !trn) continue;
+        if (claimed.count(node_name) != 0) {
+            pass.problems.push_back("node " + node_name + " belongs to an earlier CapacityLoan");
+            continue;
         }
+        claimed.insert(node_name);
+        pass.pool.insert(node_name);
+        NodeView v;
+        v.name = node_name;
+        if (node->contains("status") && (*node)["status"].contains("allocatable")) {
+            const json& allocatable = (*node)["status"]["allocatable"];
+            if (allocatable.contains(spec.gpu_resource))
+                v.gpus = std::max(0, int_of(allocatable[spec.gpu_resource]).value_or(0));
+        }
+        v.schedulable = !(node->contains("spec") && (*node)["spec"].value("unschedulable", false));
+        if (inf) {
+            const auto labels = labels_of(*node);
+            auto l = labels.find(kLoanedLabel);
+            v.loaned = l != labels.end() && l->second == "true";
+            v.returned = has_taint(*node, kReturnedTaint);
+            pass.inference_objects[node_name] = node;
+            pass.in.inference.push_back(std::move(v));
+        } else {
+            pass.in.training.push_back(std::move(v));
+        }
+    }
+}
 
-        // Elastic jobs, with their scale subresources.
-        std::vector<Job> jobs;
-        std::set<std::string> seen_jobs;
-        for (const JobSource& source : spec.jobs) {
-            json objects;
-            kube::ListOptions lo;
-            lo.label_selector = source.selector.to_string();
+void Controller::read_jobs(Pass& pass) {
+    std::set<std::string> seen_jobs;
+    for (const JobSource& source : pass.parsed.spec.jobs) {
+        json objects;
+        try {
+            objects = cluster_->jobs(source.resource, source.ns, source.selector.to_string());
+        } catch (const std::exception& e) {
+            pass.problems.push_back("cannot list " + source.resource.plural + ": " + e.what());
+            continue;
+        }
+        std::string kind = str(objects, "kind");
+        if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
+        for (const json& object : objects.value("items", json::array())) {
+            const json& md = metadata(object);
+            const std::string ns = str(md, "namespace"), job_name = str(md, "name");
+            const std::string key =
+                source.resource.group + "/" + source.resource.plural + "/" + ns + "/" + job_name;
+            if (!seen_jobs.insert(key).second) continue;
+            Job job;
+            job.resource = source.resource;
+            job.resource.kind = str(object, "kind").empty() ? kind : str(object, "kind");
+            job.ref = ref(source.resource.api_version(), job.resource.kind, object);
+            job.ref.ns = ns;
+            JobView& v = job.view;
+            v.ns = ns;
+            v.name = job_name;
+            v.elastic = true;
+            v.min_replicas = source.min_replicas;
+            v.max_replicas = source.max_replicas;
+            v.gpus_per_worker = source.gpus_per_worker;
+            v.remaining_seconds = source.remaining_seconds;
+            const std::string who = ns + "/" + job_name;
+            apply_job_annotations(md.value("annotations", json::object()), source, who, v,
+                                  pass.problems);
             try {
-                objects = kube_.list(source.resource, source.ns, lo);
+                const json scale = cluster_->scale(source.resource, ns, job_name);
+                v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;
+                const std::string selector =
+                    scale.contains("status") ? str(scale["status"], "selector") : std::string();
+                try {
+                    if (!selector.empty()) job.pods = kube::parse_label_selector(selector);
+                } catch (const std::invalid_argument&) {
+                }
+                if (!job.pods)
+                    pass.problems.push_back(
+                        who + ": its scale subresource has no usable status.selector");
             } catch (const std::exception& e) {
-                problems.push_back("cannot list " + source.resource.plural + ": " + e.what());
+                pass.problems.push_back(who + ": cannot read its scale subresource: " + e.what());
                 continue;
             }
-            std::string kind = str(objects, "kind");
-            if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
-            for (const json& object : objects.value("items", json::array())) {
-                const json& md = metadata(object);
-                const std::string ns = str(md, "namespace"), job_name = str(md, "name");
-                const std::string key = source.resource.group + "/" + source.resource.plural + "/" + ns + "/" + job_name;
-                if (!seen_jobs.insert(key).second) continue;
-                Job job;
-                job.resource = source.resource;
-                job.resource.kind = str(object, "kind").empty() ? kind : str(object, "kind");
-                job.ref = ref(source.resource.api_version(), job.resource.kind, object);
-                job.ref.ns = ns;
-                JobView& v = job.view;
-                v.ns = ns;
-                v.name = job_name;
-                v.elastic = true;
-                v.min_replicas = source.min_replicas;
-                v.max_replicas = source.max_replicas;
-                v.gpus_per_worker = source.gpus_per_worker;
-                v.remaining_seconds = source.remaining_seconds;
-                const std::string who = ns + "/" + job_name;
-                apply_job_annotations(md.value("annotations", json::object()), source, who, v, problems);
-                try {
-                    const json scale = kube_.get_scale(source.resource, ns, job_name);
-                    v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;
-                    const std::string selector =
-                        scale.contains("status") ? str(scale["status"], "selector") : std::string();
-                    try {
-                        if (!selector.empty()) job.pods = kube::parse_label_selector(selector);
-                    } catch (const std::invalid_argument&) {
-                    }
-                    if (!job.pods) problems.push_back(who + ": its scale subresource has no usable status.selector");
-                } catch (const std::exception& e) {
-                    problems.push_back(who + ": cannot read its scale subresource: " + e.what());
-                    continue;
+            pass.jobs.push_back(std::move(job));
+        }
+    }
+    for (const Job& j : pass.jobs) pass.in.jobs.push_back(j.view);
+}
+
+void Controller::read_pods(Pass& pass, const Objects& pods) {
+    const LoanSpec& spec = pass.parsed.spec;
+    LoanInputs& in = pass.in;
+    std::map<std::string, std::size_t> inelastic;  // controller (ns/kind/name) or pod -> job index
+    for (const auto& pod : pods) {
+        const json& md = metadata(*pod);
+        if (md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null()) continue;
+        const std::string node =
+            pod->contains("spec") ? str((*pod)["spec"], "nodeName") : std::string();
+        if (node.empty()) continue;
+        PodView p;
+        p.ns = str(md, "namespace");
+        p.name = str(md, "name");
+        p.node = node;
+        p.gpus = pod_requests(*pod, spec.gpu_resource);
+        const auto owner = controller_of(*pod);
+        const auto labels = labels_of(*pod);
+        if (owner && str(*owner, "kind") == "DaemonSet") {
+            p.role = PodRole::System;
+        } else {
+            for (std::size_t j = 0; j < pass.jobs.size() && !p.job; ++j) {
+                const Job& job = pass.jobs[j];
+                if (job.pods && job.view.ns == p.ns && job.pods->matches(labels)) p.job = j;
+            }
+            if (p.job) {
+                p.role = PodRole::Training;
+            } else if (spec.training_pods && spec.training_pods->matches(labels)) {
+                // An inelastic job: the pods of one controller, or a lone pod.
+                p.role = PodRole::Training;
+                const std::string group =
+                    owner ? p.ns + "/" + str(*owner, "kind") + "/" + str(*owner, "name")
+                          : p.ns + "/Pod/" + p.name;
+                auto [g, added] = inelastic.try_emplace(group, in.jobs.size());
+                if (added) {
+                    JobView v;
+                    v.ns = p.ns;
+                    v.name = owner ? str(*owner, "name") : p.name;
+                    in.jobs.push_back(v);
                 }
-                jobs.push_back(std::move(job));
+                JobView& v = in.jobs[g->second];
+                v.gpus_per_worker = std::max(v.gpus_per_worker, p.gpus);
+                ++v.replicas;
+                v.min_replicas = v.max_replicas = v.replicas;
+                p.job = g->second;
             }
         }
-        for (const Job& j : jobs) in.jobs.push_back(j.view);
+        if (pass.pool.count(node) == 0 && p.role != PodRole::Training) continue;
+        pass.pod_refs[in.pods.size()] = ref("v1", "Pod", *pod);
+        in.pods.push_back(std::move(p));
+    }
+}
 
-        // Pods on the pools' nodes, and training pods wherever they run.
-        std::map<std::string, std::size_t> inelastic;  // controller (ns/kind/name) or pod -> job index
-        std::map<std::size_t, kube::ObjectReference> pod_refs;
-        for (const auto& pod : pods_->store().list()) {
-            const json& md = metadata(*pod);
-            if (md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null()) continue;
-            const std::string node = pod->contains("spec") ? str((*pod)["spec"], "nodeName") : std::string();
-            if (node.empty()) continue;
-            PodView p;
-            p.ns = str(md, "namespace");
-            p.name = str(md, "name");
-            p.node = node;
-            p.gpus = pod_requests(*pod, spec.gpu_resource);
-            const auto owner = controller_of(*pod);
-            const auto labels = labels_of(*pod);
-            if (owner && str(*owner, "kind") == "DaemonSet") {
-                p.role = PodRole::System;
-            } else {
-                for (std::size_t j = 0; j < jobs.size() && !p.job; ++j)
-                    if (jobs[j].pods && jobs[j].view.ns == p.ns && jobs[j].pods->matches(labels)) p.job = j;
-                if (p.job) {
-                    p.role = PodRole::Training;
-                } else if (spec.training_pods && spec.training_pods->matches(labels)) {
-                    p.role = PodRole::Training;
-                    const std::string group = owner ? p.ns + "/" + str(*owner, "kind") + "/" + str(*owner, "name")
-                                                    : p.ns + "/Pod/" + p.name;
-                    auto [g, added] = inelastic.try_emplace(group, in.jobs.size());
-                    if (added) {
-                        JobView v;
-                        v.ns = p.ns;
-                        v.name = owner ? str(*owner, "name") : p.name;
-                        in.jobs.push_back(v);
-                    }
-                    JobView& v = in.jobs[g->second];
-                    v.gpus_per_worker = std::max(v.gpus_per_worker, p.gpus);
-                    ++v.replicas;
-                    v.min_replicas = v.max_replicas = v.replicas;
-                    p.job = g->second;
-                }
-            }
-            if (pool.count(node) == 0 && p.role != PodRole::Training) continue;
-            pod_refs[in.pods.size()] = ref("v1", "Pod", *pod);
-            in.pods.push_back(std::move(p));
-        }
-
-        const LoanPlan plan = loan::plan(in);
-
-        // Nodes: every inference node gets the marks of its state; returns and loans are events.
-        std::set<std::size_t> returning(plan.ret.begin(), plan.ret.end()), loaning(plan.loan.begin(), plan.loan.end());
-        std::map<std::size_t, std::string> why;
-        for (const policy::ReclaimStep& s : plan.reclaim) {
-            why[s.server] = s.kind == policy::ReclaimKind::empty    ? "no training pods on it"
-                            : s.kind == policy::ReclaimKind::shrink ? "only elastic jobs' extra workers on it"
-                                                                    : "least preemption cost " + json(s.cost).dump();
-        }
-        std::set<std::string> marked;  // inference nodes that carry their state's marks after this pass
-        for (std::size_t i = 0; i < in.inference.size(); ++i) {
-            const NodeView& n = in.inference[i];
-            const NodeState target = plan.loaned_after[i]     ? NodeState::Loaned
-                                     : plan.returned_after[i] ? NodeState::Returned
-                                                              : NodeState::Inference;
-            const auto& object = inference_objects[n.name];
-            const json patch = node_patch(*object, target);
-            const kube::ObjectReference node_ref = ref("v1", "Node", *object);
-            if (!patch.is_null()) {
-                try {
-                    kube::PatchOptions po;
-                    po.field_manager = options_.field_manager;
-                    kube_.patch(kube::resources::nodes, "", n.name, patch, kube::PatchType::Merge, po);
-                } catch (const std::exception& e) {
-                    ++sum.errors;
-                    problems.push_back("cannot mark node " + n.name + " " + to_string(target) + ": " + e.what());
-                    log("warning", "cannot mark node", {{"node", n.name}, {"state", to_string(target)}, {"error", e.what()}});
-                    continue;
-                }
-            }
-            marked.insert(n.name);
-            if (loaning.count(i) != 0) {
-                const std::string msg = "loaned to training by CapacityLoan " + name + " (" + std::to_string(n.gpus) +
-                                        " GPUs; " + std::to_string(plan.target_loaned) + " inference nodes may be loaned)";
-                event(node_ref, kube::EventType::Normal, "Loaned", msg);
-                decide(state, now, "Loan", "node/" + n.name, msg);
-                log("info", "node loaned", {{"capacityloan", name}, {"node", n.name}});
-                ++sum.loaned;
-            } else if (returning.count(i) != 0) {
-                const std::string msg = "returned to inference by CapacityLoan " + name + ": " + why[i];
-                event(node_ref, kube::EventType::Normal, "Returned", msg);
-                decide(state, now, "Return", "node/" + n.name, msg);
-                log("info", "node returned", {{"capacityloan", name}, {"node", n.name}, {"reason", why[i]}});
-                ++sum.returned;
-            }
-        }
-
-        // Evictions: the training pods on returned nodes, once the node keeps new ones off.
-        for (std::size_t p : plan.evict) {
-            const PodView& pod = in.pods[p];
-            if (marked.count(pod.node) == 0) continue;
-            const kube::ObjectReference& pod_ref = pod_refs[p];
-            const std::string job = pod.job ? in.jobs[*pod.job].ns + "/" + in.jobs[*pod.job].name : std::string("?");
+void Controller::mark_nodes(Pass& pass, double now, ReconcileSummary& sum) {
+    const LoanInputs& in = pass.in;
+    const LoanPlan& plan = pass.plan;
+    std::set<std::size_t> returning(plan.ret.begin(), plan.ret.end());
+    std::set<std::size_t> loaning(plan.loan.begin(), plan.loan.end());
+    std::map<std::size_t, std::string> why;
+    for (const policy::ReclaimStep& s : plan.reclaim) {
+        why[s.server] = s.kind == policy::ReclaimKind::empty ? "no training pods on it"
+                        : s.kind == policy::ReclaimKind::shrink
+                            ? "only elastic jobs' extra workers on it"
+                            : "least preemption cost " + json(s.cost).dump();
+    }
+    for (std::size_t i = 0; i < in.inference.size(); ++i) {
+        const NodeView& n = in.inference[i];
+        const NodeState target = plan.loaned_after[i]     ? NodeState::Loaned
+                                 : plan.returned_after[i] ? NodeState::Returned
+                                                          : NodeState::Inference;
+        const auto& object = pass.inference_objects[n.name];
+        const json patch = node_patch(*object, target);
+        const kube::ObjectReference node_ref = ref("v1", "Node", *object);
+        if (!patch.is_null()) {
             try {
-                kube_.evict(pod.ns, pod.name);
-            } catch (const kube::TooManyRequests& e) {
-                event(pod_ref, kube::EventType::Warning, "EvictionBlocked",
-                      "node " + pod.node + " was returned to inference, but a disruption budget blocks the eviction: " +
-                          e.api_message());
-                continue;
-            } catch (const kube::NotFound&) {
-                continue;
+                cluster_->patch_node(n.name, patch);
             } catch (const std::exception& e) {
                 ++sum.errors;
-                problems.push_back("cannot evict " + pod.ns + "/" + pod.name + ": " + e.what());
+                pass.problems.push_back("cannot mark node " + n.name + " " + to_string(target) +
+                                        ": " + e.what());
+                log("warning", "cannot mark node",
+                    {{"node", n.name}, {"state", to_string(target)}, {"error", e.what()}});
                 continue;
             }
-            const std::string msg = "evicted training pod " + pod.ns + "/" + pod.name + " (job " + job + ") from node " +
-                                    pod.node + ", returned to inference";
-            event(pod_ref, kube::EventType::Normal, "Evicted", msg);
-            if (auto node = inference_objects.find(pod.node); node != inference_objects.end())
-                event(ref("v1", "Node", *node->second), kube::EventType::Normal, "Evicted", msg);
-            decide(state, now, "Evict", "pod/" + pod.ns + "/" + pod.name, msg);
-            log("info", "pod evicted", {{"capacityloan", name}, {"pod", pod.ns + "/" + pod.name}, {"node", pod.node}});
-            ++sum.evicted;
         }
-
-        // Elastic jobs' replicas.
-        json elastic = json::array();
-        for (std::size_t j = 0; j < jobs.size(); ++j) {
-            const JobView& v = in.jobs[j];
-            const int want = plan.replicas[j];
-            if (want != v.replicas) {
-                try {
-                    kube_.set_scale(jobs[j].resource, v.ns, v.name, want);
-                    const std::string msg = "replicas " + std::to_string(v.replicas) + " -> " + std::to_string(want) +
-                                            " by CapacityLoan " + name + " (" + std::to_string(plan.spare_gpus) +
-                                            " GPUs spare above the minimums; min " + std::to_string(v.min_replicas) +
-                                            ", max " + std::to_string(v.max_replicas) + ")";
-                    event(jobs[j].ref, kube::EventType::Normal, "Scaled", msg);
-                    decide(state, now, "Scale", jobs[j].resource.plural + "/" + v.ns + "/" + v.name, msg);
-                    log("info", "job scaled", {{"capacityloan", name}, {"job", v.ns + "/" + v.name}, {"from", v.replicas}, {"to", want}});
-                    ++sum.scaled;
-                } catch (const std::exception& e) {
-                    ++sum.errors;
-                    problems.push_back("cannot scale " + v.ns + "/" + v.name + ": " + e.what());
-                }
-            }
-            elastic.push_back({{"namespace", v.ns},
-                               {"name", v.name},
-                               {"resource", jobs[j].resource.plural},
-                               {"replicas", want},
-                               {"minReplicas", v.min_replicas},
-                               {"maxReplicas", v.max_replicas},
-                               {"gpusPerWorker", v.gpus_per_worker}});
+        pass.marked.insert(n.name);
+        if (loaning.count(i) != 0) {
+            const std::string msg = "loaned to training by CapacityLoan " + pass.name + " (" +
+                                    std::to_string(n.gpus) + " GPUs; " +
+                                    std::to_string(plan.target_loaned) +
+                                    " inference nodes may be loaned)";
+            event(node_ref, kube::EventType::Normal, "Loaned", msg);
+            decide(*pass.state, now, "Loan", "node/" + n.name, msg);
+            log("info", "node loaned", {{"capacityloan", pass.name}, {"node", n.name}});
+            ++sum.loaned;
+        } else if (returning.count(i) != 0) {
+            const std::string msg =
+                "returned to inference by CapacityLoan " + pass.name + ": " + why[i];
+            event(node_ref, kube::EventType::Normal, "Returned", msg);
+            decide(*pass.state, now, "Return", "node/" + n.name, msg);
+            log("info", "node returned",
+                {{"capacityloan", pass.name}, {"node", n.name}, {"reason", why[i]}});
+            ++sum.returned;
         }
-
-        json loaned = json::array(), returned = json::array();
-        int loaned_gpus = 0, idle_nodes = 0;
-        for (std::size_t i = 0; i < in.inference.size(); ++i) {
-            if (plan.loaned_after[i]) {
-                loaned.push_back(in.inference[i].name);
-                loaned_gpus += in.inference[i].gpus;
-            }
-            if (plan.returned_after[i]) returned.push_back(in.inference[i].name);
-            if (!plan.loaned_after[i] && idle(in.inference[i].name, in.pods)) ++idle_nodes;
-        }
-        status = {{"requiredServers", spec.required_servers},
-                  {"inferenceNodes", in.inference.size()},
-                  {"trainingNodes", in.training.size()},
-                  {"idleNodes", idle_nodes},
-                  {"loanedCount", loaned.size()},
-                  {"loanedNodes", loaned},
-                  {"returnedNodes", returned},
-                  {"loanedGPUs", loaned_gpus},
-                  {"spareGPUs", plan.spare_gpus},
-                  {"elasticJobs", elastic}};
-    } else {
-        problems.push_back(parsed.message());
     }
+}
 
-    // Conditions: Ready says whether the spec is valid and the last pass did everything it decided.
+void Controller::evict_pods(Pass& pass, double now, ReconcileSummary& sum) {
+    const LoanInputs& in = pass.in;
+    for (std::size_t p : pass.plan.evict) {
+        const PodView& pod = in.pods[p];
+        // A node that could not be tainted loses no pod in this pass.
+        if (pass.marked.count(pod.node) == 0) continue;
+        const kube::ObjectReference& pod_ref = pass.pod_refs[p];
+        const std::string job =
+            pod.job ? in.jobs[*pod.job].ns + "/" + in.jobs[*pod.job].name : std::string("?");
+        try {
+            cluster_->evict(pod.ns, pod.name);
+        } catch (const kube::TooManyRequests& e) {
+            event(pod_ref, kube::EventType::Warning, "EvictionBlocked",
+                  "node " + pod.node + " was returned to inference, but a disruption budget " +
+                      "blocks the eviction: " + e.api_message());
+            continue;
+        } catch (const kube::NotFound&) {
+            continue;
+        } catch (const std::exception& e) {
+            ++sum.errors;
+            pass.problems.push_back("cannot evict " + pod.ns + "/" + pod.name + ": " + e.what());
+            continue;
+        }
+        const std::string msg = "evicted training pod " + pod.ns + "/" + pod.name + " (job " + job +
+                                ") from node " + pod.node + ", returned to inference";
+        event(pod_ref, kube::EventType::Normal, "Evicted", msg);
+        if (auto node = pass.inference_objects.find(pod.node); node != pass.inference_objects.end())
+            event(ref("v1", "Node", *node->second), kube::EventType::Normal, "Evicted", msg);
+        decide(*pass.state, now, "Evict", "pod/" + pod.ns + "/" + pod.name, msg);
+        log("info", "pod evicted",
+            {{"capacityloan", pass.name}, {"pod", pod.ns + "/" + pod.name}, {"node", pod.node}});
+        ++sum.evicted;
+    }
+}
+
+void Controller::scale_jobs(Pass& pass, double now, ReconcileSummary& sum) {
+    for (std::size_t j = 0; j < pass.jobs.size(); ++j) {
+        const JobView& v = pass.in.jobs[j];
+        const Job& job = pass.jobs[j];
+        const int want = pass.plan.replicas[j];
+        if (want == v.replicas) continue;
+        try {
+            cluster_->set_scale(job.resource, v.ns, v.name, want);
+        } catch (const std::exception& e) {
+            ++sum.errors;
+            pass.problems.push_back("cannot scale " + v.ns + "/" + v.name + ": " + e.what());
+            continue;
+        }
+        const std::string msg =
+            "replicas " + std::to_string(v.replicas) + " -> " + std::to_string(want) +
+            " by CapacityLoan " + pass.name + " (" + std::to_string(pass.plan.spare_gpus) +
+            " GPUs spare above the minimums; min " + std::to_string(v.min_replicas) + ", max " +
+            std::to_string(v.max_replicas) + ")";
+        event(job.ref, kube::EventType::Normal, "Scaled", msg);
+        decide(*pass.state, now, "Scale", job.resource.plural + "/" + v.ns + "/" + v.name, msg);
+        log("info", "job scaled",
+            {{"capacityloan", pass.name}, {"job", v.ns + "/" + v.name}, {"from", v.replicas},
+             {"to", want}});
+        ++sum.scaled;
+    }
+}
+
+void Controller::report(Pass& pass) {
+    const LoanInputs& in = pass.in;
+    const LoanPlan& plan = pass.plan;
+    json elastic = json::array();
+    for (std::size_t j = 0; j < pass.jobs.size(); ++j) {
+        const JobView& v = in.jobs[j];
+        elastic.push_back({{"namespace", v.ns},
+                           {"name", v.name},
+                           {"resource", pass.jobs[j].resource.plural},
+                           {"replicas", plan.replicas[j]},
+                           {"minReplicas", v.min_replicas},
+                           {"maxReplicas", v.max_replicas},
+                           {"gpusPerWorker", v.gpus_per_worker}});
+    }
+    json loaned = json::array(), returned = json::array();
+    int loaned_gpus = 0, idle_nodes = 0;
+    for (std::size_t i = 0; i < in.inference.size(); ++i) {
+        if (plan.loaned_after[i]) {
+            loaned.push_back(in.inference[i].name);
+            loaned_gpus += in.inference[i].gpus;
+        }
+        if (plan.returned_after[i]) returned.push_back(in.inference[i].name);
+        if (!plan.loaned_after[i] && idle(in.inference[i].name, in.pods)) ++idle_nodes;
+    }
+    pass.status = {{"requiredServers", pass.parsed.spec.required_servers},
+                   {"inferenceNodes", in.inference.size()},
+                   {"trainingNodes", in.training.size()},
+                   {"idleNodes", idle_nodes},
+                   {"loanedCount", loaned.size()},
+                   {"loanedNodes", loaned},
+                   {"returnedNodes", returned},
+                   {"loanedGPUs", loaned_gpus},
+                   {"spareGPUs", plan.spare_gpus},
+                   {"elasticJobs", elastic}};
+}
+
+void Controller::update_status(Pass& pass, double now, ReconcileSummary& sum) {
+    // Ready says whether the spec is valid and the last pass did everything it decided.
+    const json& old_status = pass.old_status;
+    json& status = pass.status;
     std::string reason = "Reconciled", message;
-    bool ready = problems.empty();
-    if (!parsed.ok()) reason = "InvalidSpec";
+    const bool ready = pass.problems.empty();
+    if (!pass.parsed.ok()) reason = "InvalidSpec";
     else if (!ready) reason = "Problems";
-    for (const std::string& p : problems) message += (message.empty() ? "" : "; ") + p;
+    for (const std::string& p : pass.problems) message += (message.empty() ? "" : "; ") + p;
     if (ready)
-        message = std::to_string(status.value("loanedCount", 0)) + " of " + std::to_string(status.value("inferenceNodes", 0)) +
-                  " inference nodes loaned";
+        message = std::to_string(status.value("loanedCount", 0)) + " of " +
+                  std::to_string(status.value("inferenceNodes", 0)) + " inference nodes loaned";
     if (message.size() > 1024) message = message.substr(0, 1021) + "...";
     json condition = {{"type", "Ready"},
                       {"status", ready ? "True" : "False"},
                       {"reason", reason},
                       {"message", message},
-                      {"observedGeneration", generation},
+                      {"observedGeneration", pass.generation},
                       {"lastTransitionTime", format_time(now)}};
     for (const json& c : old_status.value("conditions", json::array()))
-        if (str(c, "type") == "Ready" && str(c, "status") == condition["status"] && c.contains("lastTransitionTime"))
+        if (str(c, "type") == "Ready" && str(c, "status") == condition["status"] &&
+            c.contains("lastTransitionTime"))
             condition["lastTransitionTime"] = c["lastTransitionTime"];
-    if (!parsed.ok()) {
+    if (!pass.parsed.ok()) {
         // Keep what the status said about the cluster; only the condition changes.
         status = old_status;
         status.erase("conditions");
         status.erase("lastDecisions");
         status.erase("observedGeneration");
     }
-    status["observedGeneration"] = generation;
+    status["observedGeneration"] = pass.generation;
     status["conditions"] = json::array({condition});
-    status["lastDecisions"] = state.decisions;
-    if (!problems.empty()) log("warning", "capacity loan problems", {{"capacityloan", name}, {"problems", problems}});
+    status["lastDecisions"] = pass.state->decisions;
+    if (!pass.problems.empty())
+        log("warning", "capacity loan problems",
+            {{"capacityloan", pass.name}, {"problems", pass.problems}});
 
-    if (status != old_status) {
-        try {
-            kube::PatchOptions po;
-            po.subresource = "status";
-            po.field_manager = options_.field_manager;
-            // A merge patch replaces lists whole; fields no longer reported are cleared.
-            json patch_status = status;
-            for (auto o = old_status.begin(); o != old_status.end(); ++o)
-                if (!patch_status.contains(o.key())) patch_status[o.key()] = nullptr;
-            kube_.patch(resources::capacity_loans, "", name, json{{"status", patch_status}}, kube::PatchType::Merge, po);
-            ++sum.status_updates;
-        } catch (const std::exception& e) {
-            ++sum.errors;
-            log("warning", "cannot update CapacityLoan status", {{"capacityloan", name}, {"error", e.what()}});
-        }
+    if (status == old_status) return;
+    try {
+        // A merge patch replaces lists whole; fields no longer reported are cleared.
+        json patch_status = status;
+        for (auto o = old_status.begin(); o != old_status.end(); ++o)
+            if (!patch_status.contains(o.key())) patch_status[o.key()] = nullptr;
+        cluster_->patch_status(pass.name, patch_status);
+        ++sum.status_updates;
+    } catch (const std::exception& e) {
+        ++sum.errors;
+        log("warning", "cannot update CapacityLoan status",
+            {{"capacityloan", pass.name}, {"error", e.what()}});
     }
 }
 

@@ -5,6 +5,7 @@
 // the training pods on returned nodes, the replicas of elastic jobs (PATCH .../scale), an Event per
 // action, and the CapacityLoan's status (only when it changed). Nothing throws out of reconcile():
 // a bad spec or a failed request becomes a condition, a log line and a retry next time.
+// What it reads and writes on the API server beyond the informers goes through ClusterApi.
 #pragma once
 
 #include <chrono>
@@ -13,15 +14,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <phasescale/kube/client.hpp>
 #include <phasescale/kube/events.hpp>
 #include <phasescale/kube/informer.hpp>
 
+#include "phasescale/loan/cluster_api.hpp"
 #include "phasescale/loan/decision.hpp"
 #include "phasescale/loan/spec.hpp"
 
@@ -54,6 +58,10 @@ struct ReconcileSummary {
 class Controller {
 public:
     Controller(kube::Client kube, ControllerOptions options = {}, ControllerHooks hooks = {});
+    // Over any cluster (tests: an in-memory one); start() then watches nothing, and
+    // reconcile(nodes, pods, now) is the way in.
+    Controller(std::unique_ptr<ClusterApi> cluster, ControllerOptions options = {},
+               ControllerHooks hooks = {});
     ~Controller();
     Controller(const Controller&) = delete;
     Controller& operator=(const Controller&) = delete;
@@ -65,6 +73,9 @@ public:
 
     // One pass over every CapacityLoan, at `now` (unix seconds).
     ReconcileSummary reconcile(double now);
+    // The same over given nodes and pods (tests), as the informers would hold them.
+    ReconcileSummary reconcile(const std::vector<kube::Store::ObjectPtr>& nodes,
+                               const std::vector<kube::Store::ObjectPtr>& pods, double now);
 
     // start(), then reconcile every options.interval while `active()` (e.g. while this replica
     // leads; always when null) until `stop` is requested; then stop(). For a thread of its own.
@@ -74,17 +85,42 @@ private:
     struct LoanState {
         nlohmann::json decisions = nlohmann::json::array();
     };
-    void reconcile_one(const nlohmann::json& loan, std::set<std::string>& claimed, double now, ReconcileSummary& sum);
+    // One CapacityLoan in a pass: what was read of the cluster for it, its plan, its status.
+    struct Pass;
+    using Objects = std::vector<kube::Store::ObjectPtr>;
+
+    // Reads, plans and writes one CapacityLoan: the steps below, in order.
+    void reconcile_one(const nlohmann::json& loan, const Objects& nodes, const Objects& pods,
+                       std::set<std::string>& claimed, double now, ReconcileSummary& sum);
+    // Its spec parsed, and the decisions it remembers (after a restart, its status's).
+    Pass begin_pass(const nlohmann::json& loan);
+    // The nodes of its two pools that no earlier CapacityLoan claimed; claims them.
+    void read_nodes(Pass& pass, const Objects& nodes, std::set<std::string>& claimed);
+    // Its elastic jobs, with their scale subresources and annotations.
+    void read_jobs(Pass& pass);
+    // The pods on its pools' nodes and training pods anywhere, each with its role and job.
+    void read_pods(Pass& pass, const Objects& pods);
+    // Labels and taints of every inference node's state; a loan or return is an Event.
+    void mark_nodes(Pass& pass, double now, ReconcileSummary& sum);
+    // Evicts the training pods on returned nodes that now keep new ones off.
+    void evict_pods(Pass& pass, double now, ReconcileSummary& sum);
+    // Sets each elastic job's replicas to the plan's.
+    void scale_jobs(Pass& pass, double now, ReconcileSummary& sum);
+    // The status fields of the cluster as the pass left it.
+    void report(Pass& pass);
+    // The Ready condition; writes the status when it changed.
+    void update_status(Pass& pass, double now, ReconcileSummary& sum);
+
     void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
     void event(const kube::ObjectReference& object, kube::EventType type, const std::string& reason,
                const std::string& message);
     void decide(LoanState& state, double now, const std::string& action, const std::string& object,
                 const std::string& message);
 
-    kube::Client kube_;
+    std::optional<kube::Client> kube_;  // for the informers; none over other clusters
+    std::unique_ptr<ClusterApi> cluster_;
     ControllerOptions options_;
     ControllerHooks hooks_;
-    kube::EventRecorder events_;
     std::unique_ptr<kube::Informer> nodes_;
     std::unique_ptr<kube::Informer> pods_;
     std::map<std::string, LoanState> loans_;
