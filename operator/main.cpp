@@ -27,6 +27,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <phasescale/control/pod.hpp>
 #include <phasescale/control/reconciler.hpp>
 #include <phasescale/control/watchdog.hpp>
 #include <phasescale/kube/client.hpp>
@@ -320,7 +321,18 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     if (s.leader_elect) config.write_fence = [&elector] { return elector && elector->holds_fresh_lease(); };
     kube::Client kube_client(config);
     app::Metrics metrics;
-    control::Reconciler reconciler(kube_client, prometheus_config(s, metrics), reconciler_options(s),
+    // With loans on, one pod cache serves both controllers (not two over the same pods): every
+    // namespace, every pod not finished, kept as the control loop keeps them.
+    std::shared_ptr<kube::Informer> shared_pods;
+    if (s.capacity_loans) {
+        kube::InformerOptions o;
+        o.field_selector = loan::kPodFieldSelector;
+        o.transform = control::trim_pod;
+        shared_pods = std::make_shared<kube::Informer>(kube_client, kube::resources::pods, o);
+    }
+    control::ReconcilerOptions options = reconciler_options(s);
+    options.pods = shared_pods;
+    control::Reconciler reconciler(kube_client, prometheus_config(s, metrics), options,
                                    app::reconciler_hooks(metrics, logger));
 
     std::atomic<bool> leading{!s.leader_elect}, ready{false};
@@ -347,6 +359,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     logger.log("info", "starting", {{"kube", config.source}, {"prometheus", prom::redact_url(s.prometheus_url)},
                                     {"tick_ms", s.tick.count()}, {"namespaces", s.namespaces},
                                     {"leader_elect", s.leader_elect}, {"metrics_addr", s.metrics_addr}});
+    if (shared_pods) shared_pods->start();
     reconciler.start();
     while (!stop.stopping() && !reconciler.wait_for_sync(200ms)) {
     }
@@ -359,6 +372,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     if (s.capacity_loans) {
         loan::ControllerOptions loan_options;
         loan_options.interval = s.tick;
+        loan_options.pods = shared_pods;
         loan::ControllerHooks loan_hooks;
         loan_hooks.log = [&logger](const std::string& l, const std::string& m, const json& f) { logger.log(l, m, f); };
         loans = std::make_unique<loan::Controller>(kube_client, loan_options, loan_hooks);
@@ -376,6 +390,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
         loans_thread.join();
     }
     reconciler.stop();
+    if (shared_pods) shared_pods->stop();
     if (elector) elector->stop();  // releases the lease
     http->close();
     logger.log("info", "stopped");

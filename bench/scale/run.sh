@@ -25,7 +25,8 @@
 # Environment: BUILD (build dir, default build-scale), TICK (default 15s), TICKS (default 5),
 # SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory;
 # KUBE_QPS, KUBE_BURST, WRITE_WORKERS pass --kube-qps, --kube-burst, --write-workers (the
-# operator's defaults otherwise).
+# operator's defaults otherwise); LOANS=1 passes --capacity-loans (the loan controller's
+# informers beside the control loop's).
 set -euo pipefail
 
 pods_total=${1:-5000}
@@ -137,7 +138,8 @@ metrics_port=$(free_port)
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$tick" --scrape-interval "$scrape" \
     --namespaces "$(IFS=,; echo "${namespaces[*]}")" --metrics-addr "127.0.0.1:$metrics_port" \
     ${KUBE_QPS:+--kube-qps "$KUBE_QPS"} ${KUBE_BURST:+--kube-burst "$KUBE_BURST"} \
-    ${WRITE_WORKERS:+--write-workers "$WRITE_WORKERS"} --log-level debug > "$work/operator.log" 2>&1 &
+    ${WRITE_WORKERS:+--write-workers "$WRITE_WORKERS"} ${LOANS:+--capacity-loans} \
+    --log-level debug > "$work/operator.log" 2>&1 &
 op=$!
 bg_pids+=($op)
 started=$SECONDS

@@ -146,7 +146,14 @@ struct Loop {
     double now = 1'700'000'000;
     std::vector<FakeCluster::Write> writes;  // of the last tick
 
-    explicit Loop(const std::string& mode) : pas(autoscaler(mode)) { restart(); }
+    ReconcilerOptions options;
+
+    explicit Loop(const std::string& mode) : pas(autoscaler(mode)) {
+        options.namespaces = {"ml"};
+        options.write_workers = 1;
+        options.tick = std::chrono::seconds(15);
+        restart();
+    }
 
     // A new operator, as after a restart: its state is gone, the objects stay.
     void restart() {
@@ -157,11 +164,7 @@ struct Loop {
         if (metrics != nullptr) m->usage = metrics->usage;
         cluster = c.get();
         metrics = m.get();
-        ReconcilerOptions o;
-        o.namespaces = {"ml"};
-        o.write_workers = 1;
-        o.tick = std::chrono::seconds(15);
-        reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), o);
+        reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), options);
     }
 
     void add_pod(const std::string& name) { pods[name] = make_pod(name); }
@@ -374,4 +377,30 @@ TEST_CASE("tick: a bad spec or a missing model is a condition, nothing else", "[
     loop.tick();
     CHECK(loop.condition("Ready")["reason"] == "InvalidSpec");
     CHECK(loop.count("patch") == 0);
+}
+
+TEST_CASE("tick: a query that waited out the tick skips the namespace, its state kept", "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    REQUIRE(loop.label("a") == "0");
+    // The 10 s query timeout is shorter than the 15 s tick: a timeout is a failed query.
+    loop.metrics->failures.push_back({"mem.working.set", "ml", "no answer within 10 s", true, {}});
+    TickSummary s = loop.tick();
+    CHECK(s.namespaces_skipped == 0);
+    CHECK(loop.condition("MetricsAvailable")["reason"] == "QueryFailed");
+
+    // A 60 s timeout: each wait is what is left of the tick, and one that ran out spent it.
+    loop.options.prometheus_timeout = std::chrono::seconds(60);
+    loop.restart();
+    loop.metrics->failures.push_back({"mem.working.set", "ml", "no answer within 14.5 s", true, {}});
+    s = loop.tick();
+    CHECK(s.namespaces_skipped == 1);
+    CHECK(s.pods_tracked == 0);
+    CHECK(loop.writes.empty());  // nothing decided on half an answer, no status written
+    loop.metrics->failures.clear();
+    s = loop.tick();
+    CHECK(s.namespaces_skipped == 0);
+    CHECK(s.pods_tracked == 1);
 }

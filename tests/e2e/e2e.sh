@@ -267,11 +267,12 @@ poll_pods >> "$work/obs.tsv" &
 poller_pid=$!
 bg_pids+=($poller_pid)
 
-# The operator.
+# The operator, with capacity loans on: the control loop then reads the pod cache it shares with
+# the loan controller (the restarts below run without, on caches of their own).
 metrics_port=$(free_port)
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
-    --leader-elect --lease-namespace default --log-level debug > "$work/operator.log" 2>&1 &
+    --leader-elect --lease-namespace default --capacity-loans --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
 bg_pids+=($operator_pid)
 wait_for 30 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { echo "FAIL: operator not ready"; exit 1; }

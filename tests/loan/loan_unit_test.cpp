@@ -2,6 +2,7 @@
 // evictions, replicas per elastic job; and the spec, selectors and node patches.
 #include <catch2/catch.hpp>
 
+#include <phasescale/control/pod.hpp>
 #include <phasescale/loan/controller.hpp>
 #include <phasescale/loan/decision.hpp>
 #include <phasescale/loan/spec.hpp>
@@ -387,4 +388,48 @@ TEST_CASE("a job's annotations narrow its CapacityLoan entry, never beyond it", 
     v = view_of({{kMaxReplicasAnnotation, std::string(100000, '9')}}, problems);
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].size() < 200);  // the value is quoted short
+}
+
+namespace {
+
+// Every key of `part` is in `whole` with the same value (objects by key, arrays element-wise).
+bool holds(const json& whole, const json& part) {
+    if (part.is_object()) {
+        if (!whole.is_object()) return false;
+        for (auto it = part.begin(); it != part.end(); ++it)
+            if (!whole.contains(it.key()) || !holds(whole[it.key()], it.value())) return false;
+        return true;
+    }
+    if (part.is_array()) {
+        if (!whole.is_array() || whole.size() != part.size()) return false;
+        for (std::size_t i = 0; i < part.size(); ++i)
+            if (!holds(whole[i], part[i])) return false;
+        return true;
+    }
+    return whole == part;
+}
+
+}  // namespace
+
+TEST_CASE("the control loop's pod cache holds all the loan controller reads (one shared informer)", "[unit][loan]") {
+    const json pod = {
+        {"metadata",
+         {{"name", "w-0"}, {"namespace", "ml"}, {"uid", "u1"}, {"resourceVersion", "7"}, {"labels", {{"job", "a"}}},
+          {"annotations", {{"phasescale.io/phase", "1"}, {"kubectl.kubernetes.io/last-applied-configuration", "{}"}}},
+          {"ownerReferences", {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "a"}, {"uid", "j"}, {"controller", true}}}},
+          {"deletionTimestamp", "2026-12-01T00:00:00Z"}, {"managedFields", json::array()}}},
+        {"spec",
+         {{"nodeName", "gpu-3"}, {"schedulerName", "default"},
+          {"containers", {{{"name", "main"}, {"image", "trainer"}, {"env", json::array()},
+                           {"resources", {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "4"}}}, {"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
+        {"status", {{"phase", "Running"}, {"podIP", "10.0.0.1"}}}};
+    json for_loans = pod, for_control = pod;
+    trim_pod(for_loans);
+    phasescale::control::trim_pod(for_control);
+    CHECK(holds(for_control, for_loans));
+    CHECK(for_control["spec"]["nodeName"] == "gpu-3");
+    CHECK(pod_requests(for_control, "nvidia.com/gpu") == pod_requests(for_loans, "nvidia.com/gpu"));
+    // And the check bites: a field the loan controller reads, gone from the control loop's.
+    for_control["metadata"].erase("labels");
+    CHECK_FALSE(holds(for_control, for_loans));
 }

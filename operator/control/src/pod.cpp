@@ -60,7 +60,7 @@ void trim_pod(json& pod) {
         keep_only_each(md, "ownerReferences", {"kind", "name", "controller"});
     }
     if (pod.contains("spec")) {
-        keep_only(pod["spec"], {"containers"});
+        keep_only(pod["spec"], {"containers", "nodeName"});  // nodeName: the loan controller's
         keep_only_each(pod["spec"], "containers", {"name", "resources", "resizePolicy"});
     }
     if (pod.contains("status")) {

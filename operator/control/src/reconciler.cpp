@@ -124,6 +124,7 @@ void Reconciler::start() {
         a.ns = ns;
         a.resync_period = std::chrono::milliseconds(0);
         autoscaler_informers_.push_back(std::make_unique<kube::Informer>(*kube_, kube::resources::phase_autoscalers, a));
+        if (options_.pods) continue;  // shared
         kube::InformerOptions p;
         p.ns = ns;
         p.field_selector = "status.phase=Running";
@@ -147,12 +148,14 @@ void Reconciler::wait_for_writes() { writes_.wait_idle(); }
 
 bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto synced = [&](const kube::Informer& i) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        return i.wait_for_sync(std::max(left, std::chrono::milliseconds(0)));
+    };
     for (const auto* list : {&autoscaler_informers_, &pod_informers_})
-        for (const auto& i : *list) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (!i->wait_for_sync(std::max(left, std::chrono::milliseconds(0)))) return false;
-        }
-    return true;
+        for (const auto& i : *list)
+            if (!synced(*i)) return false;
+    return !options_.pods || synced(*options_.pods);
 }
 
 void Reconciler::log(const std::string& level, const std::string& message, const json& fields) const {
@@ -327,12 +330,16 @@ public:
     Deadline(std::chrono::milliseconds budget, std::chrono::milliseconds max_wait)
         : end_(std::chrono::steady_clock::now() + budget), max_wait_(max_wait) {}
     bool passed() const { return left().count() <= 0; }
-    // A query waits at most what is left of the tick.
+    // A query waits at most what is left of the tick (the client rounds it down a little).
     prom::QueryOptions query_options() const {
         prom::QueryOptions qo;
         qo.timeout = std::clamp(left(), std::chrono::milliseconds(1), max_wait_);
         return qo;
     }
+    // Whether a wait of query_options() was cut short by the tick rather than by the timeout.
+    bool cuts_waits() const { return left() < max_wait_; }
+    // The tick's time is spent (a query waited out what was left of it).
+    void expire() { end_ = std::chrono::steady_clock::now(); }
 
 private:
     std::chrono::milliseconds left() const {
@@ -432,6 +439,7 @@ TickSummary Reconciler::tick(double now) {
         auto l = i->store().list();
         pods.insert(pods.end(), l.begin(), l.end());
     }
+    if (options_.pods) pods = options_.pods->store().list();  // shared: every namespace
     return tick(autoscalers, pods, now);
 }
 
@@ -439,8 +447,8 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
                              const std::vector<kube::Store::ObjectPtr>& pod_objects, double now) {
     TickSummary summary;
     begin_tick(summary);
-    const Deadline deadline(options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick,
-                            options_.prometheus_timeout);
+    Deadline deadline(options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick,
+                      options_.prometheus_timeout);
     std::set<std::string> skipped;
     const auto skip = [&](const std::string& ns) {
         skipped.insert(ns);
@@ -547,12 +555,18 @@ void Reconciler::plan_queries(NamespacePass& pass) {
     }
 }
 
-void Reconciler::read_metrics(NamespacePass& pass, const Deadline& deadline, TickSummary& summary) {
+void Reconciler::read_metrics(NamespacePass& pass, Deadline& deadline, TickSummary& summary) {
     for (auto& [url, q] : pass.queries) {
         prom::FeatureSnapshot& snap = pass.snapshots[url];
+        const bool cut = deadline.cuts_waits();
         try {
             snap = metrics_->features(url, q, pass.ns, prom::rate_window(options_.tick, options_.scrape_interval),
                                       deadline.query_options());
+            // A query that timed out waiting what was left of the tick spent it: this namespace
+            // and the next are skipped, as if it had waited to the very end.
+            if (cut && std::any_of(snap.failures.begin(), snap.failures.end(),
+                                   [](const prom::FeatureQueryFailure& f) { return f.timed_out; }))
+                deadline.expire();
             summary.prometheus_queries += snap.queries;
         } catch (const std::exception& e) {  // a client that cannot be made (bad URL)
             snap = prom::FeatureSnapshot{};

@@ -110,8 +110,18 @@ void trim_node(json& node) {
 void trim_pod(json& pod) {
     const json& md = metadata(pod);
     json out = {{"metadata", json::object()}, {"spec", json::object()}};
-    for (const char* k : {"name", "namespace", "uid", "labels", "ownerReferences", "deletionTimestamp"})
+    for (const char* k : {"name", "namespace", "uid", "labels", "deletionTimestamp"})
         if (md.contains(k)) out["metadata"][k] = md[k];
+    if (md.contains("ownerReferences") && md["ownerReferences"].is_array()) {
+        json owners = json::array();
+        for (const json& o : md["ownerReferences"]) {
+            json kept = json::object();  // what controller_of's callers read
+            for (const char* k : {"kind", "name", "controller"})
+                if (o.is_object() && o.contains(k)) kept[k] = o[k];
+            owners.push_back(kept);
+        }
+        out["metadata"]["ownerReferences"] = owners;
+    }
     if (pod.contains("spec")) {
         const json& spec = pod["spec"];
         if (spec.contains("nodeName")) out["spec"]["nodeName"] = spec["nodeName"];
@@ -146,10 +156,15 @@ Controller::Controller(kube::Client kube, ControllerOptions options, ControllerH
     kube::InformerOptions node_options;
     node_options.transform = trim_node;
     nodes_ = std::make_unique<kube::Informer>(*kube_, kube::resources::nodes, node_options);
+    own_pods_ = !options_.pods;
+    if (!own_pods_) {
+        pods_ = options_.pods;
+        return;
+    }
     kube::InformerOptions pod_options;
-    pod_options.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+    pod_options.field_selector = kPodFieldSelector;
     pod_options.transform = trim_pod;
-    pods_ = std::make_unique<kube::Informer>(*kube_, kube::resources::pods, pod_options);
+    pods_ = std::make_shared<kube::Informer>(*kube_, kube::resources::pods, pod_options);
 }
 
 Controller::Controller(std::unique_ptr<ClusterApi> cluster, ControllerOptions options,
@@ -161,12 +176,12 @@ Controller::~Controller() { stop(); }
 void Controller::start() {
     if (!nodes_) return;  // over another cluster: nothing to watch
     nodes_->start();
-    pods_->start();
+    if (own_pods_) pods_->start();
 }
 
 void Controller::stop() {
     if (!nodes_) return;
-    pods_->stop();
+    if (own_pods_) pods_->stop();
     nodes_->stop();
 }
 

@@ -25,8 +25,9 @@ struct ContainerResources {
 };
 
 // Reduces a pod to what the functions here and the controller read: identity, labels, owner,
-// the phasescale.io annotations, containers' resources and resize policies, phase, conditions
-// and container statuses. The informer stores pods in this form (a tenth of their size).
+// the phasescale.io annotations, containers' resources and resize policies, node, phase,
+// conditions and container statuses. The informer stores pods in this form (a tenth of their
+// size); with loans on, the loan controller reads the same cache (it keeps all loan::trim_pod does).
 void trim_pod(json& pod);
 
 // Running and not being deleted.

@@ -40,6 +40,10 @@ inline constexpr double kVpaRefreshSeconds = 60;
 
 struct ReconcilerOptions {
     std::vector<std::string> namespaces;  // watched namespaces; empty: all
+    // A pod informer to read instead of its own (the operator shares one with the loan
+    // controller): it must hold the Running pods of the watched namespaces, each keeping at
+    // least what trim_pod keeps. Its owner starts and stops it.
+    std::shared_ptr<kube::Informer> pods;
     std::chrono::milliseconds tick{15000};
     // Prometheus' scrape interval, for the rate() window (prom::rate_window).
     std::chrono::milliseconds scrape_interval{15000};
@@ -207,7 +211,7 @@ private:
     // The feature queries per Prometheus that the namespace's models need.
     void plan_queries(NamespacePass& pass);
     // One instant query per feature and Prometheus, each waiting at most what is left of the tick.
-    void read_metrics(NamespacePass& pass, const Deadline& deadline, TickSummary& summary);
+    void read_metrics(NamespacePass& pass, Deadline& deadline, TickSummary& summary);
     // Steps the trackers of the autoscaler's pods, decides and queues each pod's writes.
     void track_pods(NamespacePass& pass, Work& work, AutoscalerState& state, Outcome& outcome, const Deadline& deadline,
                     TickSummary& summary, double now);

@@ -39,7 +39,14 @@ struct ControllerOptions {
     std::chrono::milliseconds interval{15000};  // between two reconciles in run()
     std::string field_manager = "phasescale-operator";
     std::size_t max_recent_decisions = 20;
+    // A pod informer to read instead of one of its own (the operator shares the control loop's):
+    // every namespace, every pod not finished (kPodFieldSelector), each keeping at least what
+    // trim_pod keeps. Its owner starts and stops it.
+    std::shared_ptr<kube::Informer> pods;
 };
+
+// The pods the loan controller must see: all but the finished ones.
+inline constexpr const char* kPodFieldSelector = "status.phase!=Succeeded,status.phase!=Failed";
 
 struct ControllerHooks {
     std::function<void(const std::string& level, const std::string& message, const nlohmann::json& fields)> log;
@@ -122,7 +129,8 @@ private:
     ControllerOptions options_;
     ControllerHooks hooks_;
     std::unique_ptr<kube::Informer> nodes_;
-    std::unique_ptr<kube::Informer> pods_;
+    std::shared_ptr<kube::Informer> pods_;  // its own, or options.pods
+    bool own_pods_ = false;
     std::map<std::string, LoanState> loans_;
 };
 
