@@ -1,5 +1,6 @@
 #include "phasescale/loan/controller.hpp"
 
+#include <phasescale/kube/json.hpp>
 #include <phasescale/kube/time.hpp>
 
 #include <algorithm>
@@ -14,9 +15,7 @@ namespace {
 using json = nlohmann::json;
 using kube::format_time;
 
-std::string str(const json& o, const char* key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
-}
+using kube::string_field;
 
 const json& metadata(const json& o) {
     static const json empty = json::object();
@@ -69,16 +68,16 @@ kube::ObjectReference ref(const std::string& api_version, const std::string& kin
     r.api_version = api_version;
     r.kind = kind;
     const json& md = metadata(object);
-    r.ns = str(md, "namespace");
-    r.name = str(md, "name");
-    r.uid = str(md, "uid");
+    r.ns = string_field(md, "namespace");
+    r.name = string_field(md, "name");
+    r.uid = string_field(md, "uid");
     return r;
 }
 
 bool has_taint(const json& node, const char* key) {
     if (!node.contains("spec") || !node["spec"].contains("taints") || !node["spec"]["taints"].is_array()) return false;
     for (const json& t : node["spec"]["taints"])
-        if (str(t, "key") == key && str(t, "effect") == "NoSchedule") return true;
+        if (string_field(t, "key") == key && string_field(t, "effect") == "NoSchedule") return true;
     return false;
 }
 
@@ -309,12 +308,12 @@ ReconcileSummary Controller::reconcile(const Objects& nodes, const Objects& pods
     }
     std::vector<json> items = list.value("items", json::array());
     std::sort(items.begin(), items.end(), [](const json& a, const json& b) {
-        return str(metadata(a), "name") < str(metadata(b), "name");
+        return string_field(metadata(a), "name") < string_field(metadata(b), "name");
     });
     std::set<std::string> claimed;  // nodes owned by an earlier CapacityLoan
     std::set<std::string> names;
     for (const json& loan : items) {
-        names.insert(str(metadata(loan), "name"));
+        names.insert(string_field(metadata(loan), "name"));
         reconcile_one(loan, nodes, pods, claimed, now, sum);
         ++sum.loans;
     }
@@ -343,7 +342,7 @@ void Controller::reconcile_one(const json& loan, const Objects& nodes, const Obj
 
 Controller::Pass Controller::begin_pass(const json& loan) {
     Pass pass;
-    pass.name = str(metadata(loan), "name");
+    pass.name = string_field(metadata(loan), "name");
     pass.generation = metadata(loan).value("generation", 0LL);
     pass.old_status = loan.value("status", json::object());
     auto [it, fresh] = loans_.try_emplace(pass.name);
@@ -361,10 +360,10 @@ void Controller::read_nodes(Pass& pass, const Objects& nodes, std::set<std::stri
     const LoanSpec& spec = pass.parsed.spec;
     Objects sorted = nodes;
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-        return str(metadata(*a), "name") < str(metadata(*b), "name");
+        return string_field(metadata(*a), "name") < string_field(metadata(*b), "name");
     });
     for (const auto& node : sorted) {
-        const std::string node_name = str(metadata(*node), "name");
+        const std::string node_name = string_field(metadata(*node), "name");
         // An inference node is never a training node too.
         const bool inf = spec.inference_nodes.matches(*node);
         const bool trn = !inf && spec.training_nodes.matches(*node);
@@ -406,17 +405,17 @@ void Controller::read_jobs(Pass& pass) {
             pass.problems.push_back("cannot list " + source.resource.plural + ": " + e.what());
             continue;
         }
-        std::string kind = str(objects, "kind");
+        std::string kind = string_field(objects, "kind");
         if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
         for (const json& object : objects.value("items", json::array())) {
             const json& md = metadata(object);
-            const std::string ns = str(md, "namespace"), job_name = str(md, "name");
+            const std::string ns = string_field(md, "namespace"), job_name = string_field(md, "name");
             const std::string key =
                 source.resource.group + "/" + source.resource.plural + "/" + ns + "/" + job_name;
             if (!seen_jobs.insert(key).second) continue;
             Job job;
             job.resource = source.resource;
-            job.resource.kind = str(object, "kind").empty() ? kind : str(object, "kind");
+            job.resource.kind = string_field(object, "kind").empty() ? kind : string_field(object, "kind");
             job.ref = ref(source.resource.api_version(), job.resource.kind, object);
             job.ref.ns = ns;
             JobView& v = job.view;
@@ -434,7 +433,7 @@ void Controller::read_jobs(Pass& pass) {
                 const json scale = cluster_->scale(source.resource, ns, job_name);
                 v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;
                 const std::string selector =
-                    scale.contains("status") ? str(scale["status"], "selector") : std::string();
+                    scale.contains("status") ? string_field(scale["status"], "selector") : std::string();
                 try {
                     if (!selector.empty()) job.pods = kube::parse_label_selector(selector);
                 } catch (const std::invalid_argument&) {
@@ -460,16 +459,16 @@ void Controller::read_pods(Pass& pass, const Objects& pods) {
         const json& md = metadata(*pod);
         if (md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null()) continue;
         const std::string node =
-            pod->contains("spec") ? str((*pod)["spec"], "nodeName") : std::string();
+            pod->contains("spec") ? string_field((*pod)["spec"], "nodeName") : std::string();
         if (node.empty()) continue;
         PodView p;
-        p.ns = str(md, "namespace");
-        p.name = str(md, "name");
+        p.ns = string_field(md, "namespace");
+        p.name = string_field(md, "name");
         p.node = node;
         p.gpus = pod_requests(*pod, spec.gpu_resource);
         const auto owner = controller_of(*pod);
         const auto labels = labels_of(*pod);
-        if (owner && str(*owner, "kind") == "DaemonSet") {
+        if (owner && string_field(*owner, "kind") == "DaemonSet") {
             p.role = PodRole::System;
         } else {
             for (std::size_t j = 0; j < pass.jobs.size() && !p.job; ++j) {
@@ -482,13 +481,13 @@ void Controller::read_pods(Pass& pass, const Objects& pods) {
                 // An inelastic job: the pods of one controller, or a lone pod.
                 p.role = PodRole::Training;
                 const std::string group =
-                    owner ? p.ns + "/" + str(*owner, "kind") + "/" + str(*owner, "name")
+                    owner ? p.ns + "/" + string_field(*owner, "kind") + "/" + string_field(*owner, "name")
                           : p.ns + "/Pod/" + p.name;
                 auto [g, added] = inelastic.try_emplace(group, in.jobs.size());
                 if (added) {
                     JobView v;
                     v.ns = p.ns;
-                    v.name = owner ? str(*owner, "name") : p.name;
+                    v.name = owner ? string_field(*owner, "name") : p.name;
                     in.jobs.push_back(v);
                 }
                 JobView& v = in.jobs[g->second];
@@ -676,7 +675,7 @@ void Controller::update_status(Pass& pass, double now, ReconcileSummary& sum) {
                       {"observedGeneration", pass.generation},
                       {"lastTransitionTime", format_time(now)}};
     for (const json& c : old_status.value("conditions", json::array()))
-        if (str(c, "type") == "Ready" && str(c, "status") == condition["status"] &&
+        if (string_field(c, "type") == "Ready" && string_field(c, "status") == condition["status"] &&
             c.contains("lastTransitionTime"))
             condition["lastTransitionTime"] = c["lastTransitionTime"];
     if (!pass.parsed.ok()) {
