@@ -6,8 +6,8 @@
 
 #include <cstdio>
 #include <functional>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <phasescale/model/train.hpp>
@@ -21,8 +21,8 @@ namespace phasescale::cli {
 // A subcommand: its parser, and what to run once the whole command line has parsed. Running it
 // returns the exit code; errors are thrown and reported by main.
 struct Command {
-  CLI::App* app = nullptr;
-  std::function<int()> run;
+    CLI::App* app = nullptr;
+    std::function<int()> run;
 };
 
 Command add_train_command(CLI::App& parent);
@@ -41,8 +41,8 @@ void check_training_columns(const model::TrainOptions& options);
 
 // A command line that parsed but asks for something impossible: exit code 2, as parse errors.
 class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+public:
+    using std::runtime_error::runtime_error;
 };
 
 // Shortest text that reads back as the same double: "1565962220", "0.5", "1e-07".
@@ -59,19 +59,19 @@ bool use_colour(std::FILE* stream);
 // A model::AtomicFile behind a C stream: nothing appears at `path` before commit(), and a
 // process that dies first leaves nothing behind. "-" writes to stdout directly.
 class OutputFile {
- public:
-  explicit OutputFile(std::string path);
-  ~OutputFile();
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
+public:
+    explicit OutputFile(std::string path);
+    ~OutputFile();
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
 
-  std::FILE* stream() const { return stream_; }
-  void commit();
+    std::FILE* stream() const { return stream_; }
+    void commit();
 
- private:
-  std::string path_;
-  std::optional<model::AtomicFile> file_;  // none for stdout
-  std::FILE* stream_ = nullptr;
+private:
+    std::string path_;
+    std::optional<model::AtomicFile> file_;  // none for stdout
+    std::FILE* stream_ = nullptr;
 };
 
 }  // namespace phasescale::cli

@@ -11,20 +11,22 @@
 namespace CLI {
 class App;
 class Option;
-}
+}  // namespace CLI
 
 namespace phasescale::cli {
 
 struct PrometheusSource {
-  std::string url;
-  std::string bearer_token_file;
-  std::string ca_file;
-  std::string ns;
-  std::string selector;  // a Kubernetes label selector over pods (kube-state-metrics' kube_pod_labels)
-  std::string since = "14d";
-  std::string step = "15s";  // the operator's default --tick: a model learns its history at the period it runs at
-  std::string scrape_interval = "15s";  // for the rate() window, as the operator's flag
-  std::string timeout = "60s";
+    std::string url;
+    std::string bearer_token_file;
+    std::string ca_file;
+    std::string ns;
+    std::string
+        selector;  // a Kubernetes label selector over pods (kube-state-metrics' kube_pod_labels)
+    std::string since = "14d";
+    std::string step = "15s";  // the operator's default --tick: a model learns its history at the
+                               // period it runs at
+    std::string scrape_interval = "15s";  // for the rate() window, as the operator's flag
+    std::string timeout = "60s";
 };
 
 // --prometheus, --bearer-token-file, --ca-file, --namespace, --selector, --since, --step,
@@ -34,14 +36,17 @@ struct PrometheusSource {
 CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& source, bool required);
 
 // Whether `source` names a server (--prometheus was given).
-inline bool wanted(const PrometheusSource& source) { return !source.url.empty(); }
+inline bool wanted(const PrometheusSource& source) {
+    return !source.url.empty();
+}
 
 // Reads the window [now - since, now] every step: columns cpu.usage.cores and mem.working.set,
 // a row where both have a value. Throws UsageError for a bad duration or selector, and
 // std::runtime_error when the server fails or no container matches.
 model::Trace read_prometheus_trace(const PrometheusSource& source);
 
-// A description for the model's provenance: "prometheus URL namespace NS selector S since D step D".
+// A description for the model's provenance: "prometheus URL namespace NS selector S since D step
+// D".
 std::string describe(const PrometheusSource& source);
 
 // The canonical trace CSV: timestamp, pod.id, then the trace's columns.

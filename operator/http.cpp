@@ -8,10 +8,13 @@ namespace phasescale::app {
 
 class HttpEndpoints::Handler : public CivetHandler {
 public:
-    Handler(Page page, std::string content_type) : page_(std::move(page)), type_(std::move(content_type)) {}
+    Handler(Page page, std::string content_type)
+        : page_(std::move(page)), type_(std::move(content_type)) {}
     bool handleGet(CivetServer*, struct mg_connection* conn) override {
         const auto [status, text] = page_();
-        mg_printf(conn, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+        mg_printf(conn,
+                  "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: "
+                  "close\r\n\r\n",
                   status, status == 200 ? "OK" : "Service Unavailable", type_.c_str(), text.size());
         mg_write(conn, text.data(), text.size());
         return true;
@@ -33,7 +36,9 @@ HttpEndpoints::HttpEndpoints(const std::string& address, Page metrics, Page heal
     server_->addHandler("/readyz", *readyz_);
 }
 
-HttpEndpoints::~HttpEndpoints() { close(); }
+HttpEndpoints::~HttpEndpoints() {
+    close();
+}
 
 void HttpEndpoints::close() {
     if (server_) server_->close();

@@ -12,7 +12,8 @@ namespace {
 // RFC 3339 in UTC with milliseconds: 2026-12-01T12:44:41.123Z.
 std::string now_text() {
     const auto now = std::chrono::system_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
     const std::time_t secs = static_cast<std::time_t>(ms / 1000);
     std::tm tm{};
     gmtime_r(&secs, &tm);
@@ -33,7 +34,8 @@ std::optional<Level> parse_level(const std::string& text) {
     return std::nullopt;
 }
 
-void Logger::log(const std::string& level, const std::string& message, const nlohmann::json& fields) {
+void Logger::log(const std::string& level, const std::string& message,
+                 const nlohmann::json& fields) {
     if (parse_level(level).value_or(Level::Info) < level_) return;
     nlohmann::json line = nlohmann::json::object();
     line["time"] = now_text();

@@ -19,7 +19,8 @@ class Logger {
 public:
     void set_level(Level level) { level_ = level; }
     // `level` as parse_level reads it (an unknown one logs as info); `fields` join the line.
-    void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {});
+    void log(const std::string& level, const std::string& message,
+             const nlohmann::json& fields = {});
 
 private:
     std::mutex mutex_;

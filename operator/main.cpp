@@ -52,7 +52,8 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
-constexpr const char* kDescription = R"(phasescale-operator: sizes deep-learning training containers by their phase.
+constexpr const char* kDescription =
+    R"(phasescale-operator: sizes deep-learning training containers by their phase.
 
 It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces and their
 Running pods. Every --tick it reads the model's features for each namespace from Prometheus (one
@@ -102,50 +103,80 @@ std::vector<std::string> split(const std::string& s, char sep) {
 // (0 after --help, 2 for bad flags, said on stderr).
 std::variant<Settings, int> read_flags(int argc, char** argv) {
     Settings s;
-    std::string tick = "15s", scrape = "15s", prometheus_timeout = "10s", stuck_after, namespaces, allowed;
+    std::string tick = "15s", scrape = "15s", prometheus_timeout = "10s", stuck_after, namespaces,
+                allowed;
     std::string log_level = "info";
     if (const char* env = std::getenv("PHASESCALE_PROMETHEUS_URL")) s.prometheus_url = env;
 
     CLI::App app{kDescription, "phasescale-operator"};
-    app.add_option("--kubeconfig", s.kubeconfig, "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)");
+    app.add_option("--kubeconfig", s.kubeconfig,
+                   "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)");
     app.add_option("--context", s.context, "kubeconfig context (default: the current context)");
-    app.add_option("--prometheus-url", s.prometheus_url, "Prometheus base URL (env PHASESCALE_PROMETHEUS_URL)");
-    app.add_option("--prometheus-token-file", s.token_file, "file holding a bearer token for Prometheus (re-read when it changes)");
+    app.add_option("--prometheus-url", s.prometheus_url,
+                   "Prometheus base URL (env PHASESCALE_PROMETHEUS_URL)");
+    app.add_option("--prometheus-token-file", s.token_file,
+                   "file holding a bearer token for Prometheus (re-read when it changes)");
     app.add_option("--prometheus-ca-file", s.prometheus_ca_file,
-                   "PEM file of CAs that Prometheus' certificate may chain to, besides the system's (a private CA)");
-    app.add_option("--prometheus-allowed-urls", allowed,
-                   "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
-                   "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
-    app.add_option("--prometheus-timeout", prometheus_timeout, "timeout of one Prometheus query (a duration, README: Durations)")->capture_default_str();
-    app.add_option("--tick", tick, "time between two reconcile passes, e.g. 15s, 500ms, 1m (a duration, README: Durations)")->capture_default_str();
-    app.add_option("--scrape-interval", scrape, "Prometheus' scrape interval, for the rate() window (a duration, README: Durations)")->capture_default_str();
-    app.add_flag("--allow-insecure-kube-http", s.allow_http_kube,
-                 "accept an http:// Kubernetes API server (its token would travel in clear; tests only)");
-    app.add_option("--kube-qps", s.kube_qps, "Kubernetes API requests per second, sustained (client-side limit)")
-        ->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--kube-burst", s.kube_burst, "Kubernetes API requests allowed in a burst above --kube-qps")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+                   "PEM file of CAs that Prometheus' certificate may chain to, besides the "
+                   "system's (a private CA)");
+    app.add_option(
+        "--prometheus-allowed-urls", allowed,
+        "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
+        "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
+    app.add_option("--prometheus-timeout", prometheus_timeout,
+                   "timeout of one Prometheus query (a duration, README: Durations)")
+        ->capture_default_str();
+    app.add_option(
+           "--tick", tick,
+           "time between two reconcile passes, e.g. 15s, 500ms, 1m (a duration, README: Durations)")
+        ->capture_default_str();
+    app.add_option(
+           "--scrape-interval", scrape,
+           "Prometheus' scrape interval, for the rate() window (a duration, README: Durations)")
+        ->capture_default_str();
+    app.add_flag(
+        "--allow-insecure-kube-http", s.allow_http_kube,
+        "accept an http:// Kubernetes API server (its token would travel in clear; tests only)");
+    app.add_option("--kube-qps", s.kube_qps,
+                   "Kubernetes API requests per second, sustained (client-side limit)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--kube-burst", s.kube_burst,
+                   "Kubernetes API requests allowed in a burst above --kube-qps")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     app.add_option("--write-workers", s.write_workers,
-                   "threads sending the API writes (labels, annotations, resizes, Events, status) outside the tick")
-        ->capture_default_str()->check(CLI::Range(1, 256));
-    app.add_option("--namespaces", namespaces, "comma-separated namespaces to watch (default: all)");
+                   "threads sending the API writes (labels, annotations, resizes, Events, status) "
+                   "outside the tick")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    app.add_option("--namespaces", namespaces,
+                   "comma-separated namespaces to watch (default: all)");
     app.add_flag("--capacity-loans", s.capacity_loans,
-                 "also run the CapacityLoan controller (loans idle inference nodes to training, scales elastic jobs; "
+                 "also run the CapacityLoan controller (loans idle inference nodes to training, "
+                 "scales elastic jobs; "
                  "every --tick, on a thread of its own)");
-    app.add_flag("--leader-elect", s.leader_elect, "act only while holding the leader Lease (for several replicas)");
-    app.add_option("--lease-namespace", s.lease_namespace, "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
+    app.add_flag("--leader-elect", s.leader_elect,
+                 "act only while holding the leader Lease (for several replicas)");
+    app.add_option("--lease-namespace", s.lease_namespace,
+                   "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
     app.add_option("--lease-name", s.lease_name, "name of the Lease")->capture_default_str();
     app.add_option("--stuck-after", stuck_after,
-                   "/healthz fails once no tick has ended for this long (a duration, README: Durations; default: max(5 x --tick, 60s))");
-    app.add_option("--metrics-addr", s.metrics_addr, "HOST:PORT for /metrics, /healthz and /readyz")->capture_default_str();
-    app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
+                   "/healthz fails once no tick has ended for this long (a duration, README: "
+                   "Durations; default: max(5 x --tick, 60s))");
+    app.add_option("--metrics-addr", s.metrics_addr, "HOST:PORT for /metrics, /healthz and /readyz")
+        ->capture_default_str();
+    app.add_option("--log-level", log_level, "debug, info, warning or error")
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
         s.tick = phasescale::model::parse_duration(tick, "--tick");
         s.scrape = phasescale::model::parse_duration(scrape, "--scrape-interval");
-        s.prometheus_timeout = phasescale::model::parse_duration(prometheus_timeout, "--prometheus-timeout");
-        s.stuck_after = stuck_after.empty() ? std::max<milliseconds>(s.tick * 5, 60s)
-                                            : phasescale::model::parse_duration(stuck_after, "--stuck-after");
+        s.prometheus_timeout =
+            phasescale::model::parse_duration(prometheus_timeout, "--prometheus-timeout");
+        s.stuck_after = stuck_after.empty()
+                            ? std::max<milliseconds>(s.tick * 5, 60s)
+                            : phasescale::model::parse_duration(stuck_after, "--stuck-after");
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     } catch (const std::invalid_argument& e) {  // a duration (model/duration.hpp)
@@ -158,7 +189,8 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
         return 2;
     }
     if (s.prometheus_url.empty()) {
-        std::cerr << "phasescale-operator: --prometheus-url (or PHASESCALE_PROMETHEUS_URL) is required\n";
+        std::cerr
+            << "phasescale-operator: --prometheus-url (or PHASESCALE_PROMETHEUS_URL) is required\n";
         return 2;
     }
     s.level = *level;
@@ -223,12 +255,15 @@ std::string identity() {
 }
 
 double unix_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 kube::Config kube_config(const Settings& s) {
-    kube::Config config = s.kubeconfig.empty() ? kube::Config::load_default(s.context)
-                                               : kube::Config::from_kubeconfig(std::filesystem::path(s.kubeconfig), s.context);
+    kube::Config config =
+        s.kubeconfig.empty()
+            ? kube::Config::load_default(s.context)
+            : kube::Config::from_kubeconfig(std::filesystem::path(s.kubeconfig), s.context);
     config.allow_http = s.allow_http_kube;
     config.qps = s.kube_qps;
     config.burst = s.kube_burst;
@@ -259,8 +294,9 @@ control::ReconcilerOptions reconciler_options(const Settings& s) {
 
 // Campaigns for the Lease (a client of its own); `leading` follows it, and a replica that stops
 // leading drops the writes it has not sent.
-std::unique_ptr<kube::LeaderElector> elect_leader(const Settings& s, const kube::Config& config, app::Metrics& metrics,
-                                                  app::Logger& logger, std::atomic<bool>& leading,
+std::unique_ptr<kube::LeaderElector> elect_leader(const Settings& s, const kube::Config& config,
+                                                  app::Metrics& metrics, app::Logger& logger,
+                                                  std::atomic<bool>& leading,
                                                   control::Reconciler& reconciler) {
     kube::LeaderElectionConfig lc;
     lc.lease_namespace = s.lease_namespace.empty() ? config.default_namespace : s.lease_namespace;
@@ -279,7 +315,9 @@ std::unique_ptr<kube::LeaderElector> elect_leader(const Settings& s, const kube:
         metrics.leader.Set(0);
         logger.log("info", "stopped leading");
     };
-    cb.on_new_leader = [&logger](const std::string& who) { logger.log("info", "leader", {{"identity", who}}); };
+    cb.on_new_leader = [&logger](const std::string& who) {
+        logger.log("info", "leader", {{"identity", who}});
+    };
     auto elector = std::make_unique<kube::LeaderElector>(kube::Client(config), lc, cb);
     elector->start();
     return elector;
@@ -287,12 +325,14 @@ std::unique_ptr<kube::LeaderElector> elect_leader(const Settings& s, const kube:
 
 // One tick every s.tick while leading, until a stop signal; the watchdog beats on each round.
 void run_ticks(const Settings& s, control::Reconciler& reconciler, const std::atomic<bool>& leading,
-               control::LoopWatchdog& watchdog, StopSignals& stop, app::Metrics& metrics, app::Logger& logger) {
+               control::LoopWatchdog& watchdog, StopSignals& stop, app::Metrics& metrics,
+               app::Logger& logger) {
     auto next = std::chrono::steady_clock::now();
     while (!stop.wait_until(next)) {
         watchdog.beat();
         next += s.tick;
-        if (std::chrono::steady_clock::now() > next) next = std::chrono::steady_clock::now() + s.tick;
+        if (std::chrono::steady_clock::now() > next)
+            next = std::chrono::steady_clock::now() + s.tick;
         if (!leading) continue;
         const auto started = std::chrono::steady_clock::now();
         control::TickSummary t;
@@ -301,13 +341,21 @@ void run_ticks(const Settings& s, control::Reconciler& reconciler, const std::at
         } catch (const std::exception& e) {
             logger.log("error", "tick failed", {{"error", e.what()}});
         }
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         app::record_tick(metrics, t, secs);
-        logger.log("debug", "tick", {{"seconds", secs}, {"autoscalers", t.autoscalers}, {"pods_tracked", t.pods_tracked},
-                                    {"prometheus_queries", t.prometheus_queries}, {"resizes", t.resizes},
-                                    {"blocked", t.blocked}, {"pod_patches", t.pod_patches},
-                                    {"status_updates", t.status_updates}, {"writes_completed", t.writes_completed},
-                                    {"writes_waiting", t.writes_waiting}, {"steps", t.step_seconds}});
+        logger.log("debug", "tick",
+                   {{"seconds", secs},
+                    {"autoscalers", t.autoscalers},
+                    {"pods_tracked", t.pods_tracked},
+                    {"prometheus_queries", t.prometheus_queries},
+                    {"resizes", t.resizes},
+                    {"blocked", t.blocked},
+                    {"pod_patches", t.pod_patches},
+                    {"status_updates", t.status_updates},
+                    {"writes_completed", t.writes_completed},
+                    {"writes_waiting", t.writes_waiting},
+                    {"steps", t.step_seconds}});
     }
 }
 
@@ -318,7 +366,8 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     // slow Prometheus, a paused process) writes nothing.
     const kube::Config lease_config = config;
     std::unique_ptr<kube::LeaderElector> elector;
-    if (s.leader_elect) config.write_fence = [&elector] { return elector && elector->holds_fresh_lease(); };
+    if (s.leader_elect)
+        config.write_fence = [&elector] { return elector && elector->holds_fresh_lease(); };
     kube::Client kube_client(config);
     app::Metrics metrics;
     // With loans on, one pod cache serves both controllers (not two over the same pods): every
@@ -341,24 +390,38 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     std::optional<app::HttpEndpoints> http;
     try {
         http.emplace(
-            s.metrics_addr, [&] { return std::pair<int, std::string>{200, metrics.text()}; },
+            s.metrics_addr,
             [&] {
-                return watchdog.stuck() ? std::pair<int, std::string>{503, "no tick has ended for too long\n"}
-                                        : std::pair<int, std::string>{200, "ok\n"};
+                return std::pair<int, std::string>{200, metrics.text()};
             },
-            [&] { return ready ? std::pair<int, std::string>{200, "ok\n"} : std::pair<int, std::string>{503, "not ready\n"}; });
+            [&] {
+                return watchdog.stuck()
+                           ? std::pair<int, std::string>{503, "no tick has ended for too long\n"}
+                           : std::pair<int, std::string>{200, "ok\n"};
+            },
+            [&] {
+                return ready ? std::pair<int, std::string>{200, "ok\n"}
+                             : std::pair<int, std::string>{503, "not ready\n"};
+            });
     } catch (const std::exception& e) {
-        logger.log("error", "cannot serve HTTP", {{"address", s.metrics_addr}, {"error", e.what()}});
+        logger.log("error", "cannot serve HTTP",
+                   {{"address", s.metrics_addr}, {"error", e.what()}});
         return 1;
     }
     stop.start(logger);
 
-    if (s.leader_elect) elector = elect_leader(s, lease_config, metrics, logger, leading, reconciler);
-    else metrics.leader.Set(1);
+    if (s.leader_elect)
+        elector = elect_leader(s, lease_config, metrics, logger, leading, reconciler);
+    else
+        metrics.leader.Set(1);
 
-    logger.log("info", "starting", {{"kube", config.source}, {"prometheus", prom::redact_url(s.prometheus_url)},
-                                    {"tick_ms", s.tick.count()}, {"namespaces", s.namespaces},
-                                    {"leader_elect", s.leader_elect}, {"metrics_addr", s.metrics_addr}});
+    logger.log("info", "starting",
+               {{"kube", config.source},
+                {"prometheus", prom::redact_url(s.prometheus_url)},
+                {"tick_ms", s.tick.count()},
+                {"namespaces", s.namespaces},
+                {"leader_elect", s.leader_elect},
+                {"metrics_addr", s.metrics_addr}});
     if (shared_pods) shared_pods->start();
     reconciler.start();
     while (!stop.stopping() && !reconciler.wait_for_sync(200ms)) {
@@ -374,7 +437,9 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
         loan_options.interval = s.tick;
         loan_options.pods = shared_pods;
         loan::ControllerHooks loan_hooks;
-        loan_hooks.log = [&logger](const std::string& l, const std::string& m, const json& f) { logger.log(l, m, f); };
+        loan_hooks.log = [&logger](const std::string& l, const std::string& m, const json& f) {
+            logger.log(l, m, f);
+        };
         loans = std::make_unique<loan::Controller>(kube_client, loan_options, loan_hooks);
         loans_thread = std::jthread([&loans, &leading](std::stop_token st) {
             loans->run(st, [&leading] { return leading.load(); });

@@ -8,28 +8,29 @@ namespace phasescale::policy {
 namespace {
 
 double statistic(const model::Summary& s, double q) {
-  if (q == 0.5) return s.p50;
-  if (q == 0.9) return s.p90;
-  if (q == 0.95) return s.p95;
-  if (q == 0.99) return s.p99;
-  if (q == 1.0) return s.max;
-  throw model::InputError("phase policy: quantile " + std::to_string(q) +
-                          " is not kept in phase statistics (use 0.5, 0.9, 0.95, 0.99 or 1)");
+    if (q == 0.5) return s.p50;
+    if (q == 0.9) return s.p90;
+    if (q == 0.95) return s.p95;
+    if (q == 0.99) return s.p99;
+    if (q == 1.0) return s.max;
+    throw model::InputError("phase policy: quantile " + std::to_string(q) +
+                            " is not kept in phase statistics (use 0.5, 0.9, 0.95, 0.99 or 1)");
 }
 
 std::size_t usage_column(const model::PhaseStatistics& stats, const std::string& name) {
-  const auto at = std::find(stats.usage_columns.begin(), stats.usage_columns.end(), name);
-  if (at == stats.usage_columns.end()) {
-    throw model::InputError("phase policy: the model has no statistics of column \"" + name + "\"");
-  }
-  return static_cast<std::size_t>(at - stats.usage_columns.begin());
+    const auto at = std::find(stats.usage_columns.begin(), stats.usage_columns.end(), name);
+    if (at == stats.usage_columns.end()) {
+        throw model::InputError("phase policy: the model has no statistics of column \"" + name +
+                                "\"");
+    }
+    return static_cast<std::size_t>(at - stats.usage_columns.begin());
 }
 
 // The fallback's estimate gets the policy's margins and floors in size() and provision().
 WindowOptions fallback_options(const PhaseOptions& o) {
-  WindowOptions w = o.fallback;
-  w.margins = {};
-  return w;
+    WindowOptions w = o.fallback;
+    w.margins = {};
+    return w;
 }
 
 // The online update's reach: margins stay within these, whatever a container does.
@@ -38,11 +39,12 @@ constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 constexpr double kLargestPhaseStep = 4;
 
 const model::PhaseStatistics& statistics_of(const model::PhaseModel& model) {
-  if (!model.statistics) {
-    throw model::InputError("phase policy: the model has no phase statistics (an AI4DL model?): "
-                            "train one with `phasescale train`");
-  }
-  return *model.statistics;
+    if (!model.statistics) {
+        throw model::InputError(
+            "phase policy: the model has no phase statistics (an AI4DL model?): "
+            "train one with `phasescale train`");
+    }
+    return *model.statistics;
 }
 
 }  // namespace
@@ -53,173 +55,185 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
       cpu_column_(usage_column(statistics_of(model), options_.cpu_column)),
       memory_column_(usage_column(statistics_of(model), options_.memory_column)),
       fallback_(fallback_options(options_)) {
-  // Check the quantiles now rather than at the first sample.
-  statistic({}, options_.cpu_quantile);
-  statistic({}, options_.memory_quantile);
-  if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
-  if (options_.adapt_samples < 0) throw model::InputError("phase policy: adapt samples must not be negative");
-  if (!(options_.cpu_target >= 0 && options_.cpu_target < 1))
-    throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
-  if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
-    throw model::InputError("phase policy: adaptation steps must not be negative");
-  if (!(options_.max_growth == 0 || options_.max_growth >= 1))
-    throw model::InputError("phase policy: the largest growth per step must be 0 (none) or at least 1");
-  if (!(options_.cpu_keep >= 0 && options_.cpu_keep <= 1) || !(options_.memory_keep >= 0 && options_.memory_keep <= 1))
-    throw model::InputError("phase policy: the share of a request kept per step must be in [0, 1]");
-  // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
-  // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
-  // for allocations within 0.4% of these on the savings benchmarks).
-  constexpr std::size_t kSeenPerPhase = 64;
-  seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
-  recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
-  if (!options_.oracle && !options_.no_model) stream_.emplace(model);
+    // Check the quantiles now rather than at the first sample.
+    statistic({}, options_.cpu_quantile);
+    statistic({}, options_.memory_quantile);
+    if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
+    if (options_.adapt_samples < 0)
+        throw model::InputError("phase policy: adapt samples must not be negative");
+    if (!(options_.cpu_target >= 0 && options_.cpu_target < 1))
+        throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
+    if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
+        throw model::InputError("phase policy: adaptation steps must not be negative");
+    if (!(options_.max_growth == 0 || options_.max_growth >= 1))
+        throw model::InputError(
+            "phase policy: the largest growth per step must be 0 (none) or at least 1");
+    if (!(options_.cpu_keep >= 0 && options_.cpu_keep <= 1) ||
+        !(options_.memory_keep >= 0 && options_.memory_keep <= 1))
+        throw model::InputError(
+            "phase policy: the share of a request kept per step must be in [0, 1]");
+    // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
+    // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
+    // for allocations within 0.4% of these on the savings benchmarks).
+    constexpr std::size_t kSeenPerPhase = 64;
+    seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
+    recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
+    if (!options_.oracle && !options_.no_model) stream_.emplace(model);
 }
 
 Amount PhaseRecommender::model_amount(int phase) const {
-  const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
-  return {statistic(s.usage[cpu_column_], options_.cpu_quantile),
-          statistic(s.usage[memory_column_], options_.memory_quantile)};
+    const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
+    return {statistic(s.usage[cpu_column_], options_.cpu_quantile),
+            statistic(s.usage[memory_column_], options_.memory_quantile)};
 }
 
 Amount PhaseRecommender::phase_amount(int phase) const {
-  const std::size_t own = seen_in_phase_[static_cast<std::size_t>(phase)].size();
-  const bool own_enough = options_.adapt_samples > 0 && own >= static_cast<std::size_t>(options_.adapt_samples);
-  if (!options_.no_model && !own_enough) return model_amount(phase);
-  return {own_quantile(phase, &Amount::cpu, options_.cpu_quantile).value_or(0),
-          own_quantile(phase, &Amount::memory, options_.memory_quantile).value_or(0)};
+    const std::size_t own = seen_in_phase_[static_cast<std::size_t>(phase)].size();
+    const bool own_enough =
+        options_.adapt_samples > 0 && own >= static_cast<std::size_t>(options_.adapt_samples);
+    if (!options_.no_model && !own_enough) return model_amount(phase);
+    return {own_quantile(phase, &Amount::cpu, options_.cpu_quantile).value_or(0),
+            own_quantile(phase, &Amount::memory, options_.memory_quantile).value_or(0)};
 }
 
 // This container's quantile q of one resource in a phase; nothing before it has been there.
-std::optional<double> PhaseRecommender::own_quantile(int phase, double Amount::*resource, double q) const {
-  const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-  if (seen.empty()) return std::nullopt;
-  std::vector<double> values;
-  for (const Amount& a : seen.values()) values.push_back(a.*resource);
-  return model::quantile(std::move(values), q);
+std::optional<double> PhaseRecommender::own_quantile(int phase, double Amount::*resource,
+                                                     double q) const {
+    const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+    if (seen.empty()) return std::nullopt;
+    std::vector<double> values;
+    for (const Amount& a : seen.values()) values.push_back(a.*resource);
+    return model::quantile(std::move(values), q);
 }
 
 void PhaseRecommender::enter(int phase) {
-  if (stable_ != phase) {
-    stable_ = phase;
-    visit_samples_ = 0;
-    oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
-  }
+    if (stable_ != phase) {
+        stable_ = phase;
+        visit_samples_ = 0;
+        oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
+    }
 }
 
 void PhaseRecommender::remember(int phase, Amount usage) {
-  seen_in_phase_[static_cast<std::size_t>(phase)].push(usage);
+    seen_in_phase_[static_cast<std::size_t>(phase)].push(usage);
 }
 
 // Moves the container's margins toward its risk targets. CPU is judged against what the policy
 // last recommended, not the allocation in force: while a cooldown holds an old allocation, its
 // misses say nothing about the margin.
 void PhaseRecommender::adapt(const Sample& s) {
-  if (options_.cpu_target > 0 && last_cpu_) {
-    const double missed = s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
-    adapted_.cpu = std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
-                              kLowestAdaptedMargin, kHighestAdaptedMargin);
-  }
-  if (s.oom_killed) adapted_.memory = std::min(adapted_.memory + options_.memory_step, kHighestAdaptedMargin);
+    if (options_.cpu_target > 0 && last_cpu_) {
+        const double missed = s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+        adapted_.cpu =
+            std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
+                       kLowestAdaptedMargin, kHighestAdaptedMargin);
+    }
+    if (s.oom_killed)
+        adapted_.memory = std::min(adapted_.memory + options_.memory_step, kHighestAdaptedMargin);
 }
 
 void PhaseRecommender::observe(const Sample& sample) {
-  fallback_.observe(sample);
-  ++observed_;
-  latest_usage_ = sample.usage;
-  cpu_in_force_ = sample.allocated.cpu;
-  memory_in_force_ = sample.allocated.memory;
-  if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
-    earlier_peak_memory_ = std::max(earlier_peak_memory_, recent_memory_.values().front().second);
-  recent_memory_.push({sample.timestamp, sample.usage.memory});
-  adapt(sample);
-  follow_phase(sample);
-  // After the phase: a visit that begins with a kill keeps its bump.
-  if (sample.oom_killed) {
-    // The OOM line is the limit (the request where no limit is set).
-    const double given = std::max(sample.allocated.memory, sample.limit.memory);
-    oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(given));
-  }
+    fallback_.observe(sample);
+    ++observed_;
+    latest_usage_ = sample.usage;
+    cpu_in_force_ = sample.allocated.cpu;
+    memory_in_force_ = sample.allocated.memory;
+    if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
+        earlier_peak_memory_ =
+            std::max(earlier_peak_memory_, recent_memory_.values().front().second);
+    recent_memory_.push({sample.timestamp, sample.usage.memory});
+    adapt(sample);
+    follow_phase(sample);
+    // After the phase: a visit that begins with a kill keeps its bump.
+    if (sample.oom_killed) {
+        // The OOM line is the limit (the request where no limit is set).
+        const double given = std::max(sample.allocated.memory, sample.limit.memory);
+        oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(given));
+    }
 }
 
 // The raw phase of the sample, and the stable phase after the debounce.
 void PhaseRecommender::follow_phase(const Sample& sample) {
-  if (options_.no_model) {  // one phase, entered at the first sample, never left
-    unknown_ = false;
-    remember(0, sample.usage);
-    enter(0);
-    return;
-  }
-  if (options_.oracle) {  // the oracle is told phases in recommend(); it learns levels alike
-    if (sample.known_phase >= 0) remember(sample.known_phase, sample.usage);
-    return;
-  }
-  if (sample.features == nullptr) throw model::InputError("phase policy: a sample without the model's features");
-  const std::optional<int> raw = stream_->push(sample.features);
-  if (!raw) {  // history not yet full
-    unknown_ = true;
-    return;
-  }
-  unknown_ = model_->statistics->unknown(*raw, stream_->distance(), options_.unknown_distance);
-  if (unknown_) {
-    ++unknown_samples_;
-    candidate_run_ = 0;
-    return;
-  }
-  remember(*raw, sample.usage);
-  if (*raw == candidate_) {
-    ++candidate_run_;
-  } else {
-    candidate_ = *raw;
-    candidate_run_ = 1;
-  }
-  if (!stable_ || candidate_run_ >= options_.debounce) enter(candidate_);
-  ++visit_samples_;
+    if (options_.no_model) {  // one phase, entered at the first sample, never left
+        unknown_ = false;
+        remember(0, sample.usage);
+        enter(0);
+        return;
+    }
+    if (options_.oracle) {  // the oracle is told phases in recommend(); it learns levels alike
+        if (sample.known_phase >= 0) remember(sample.known_phase, sample.usage);
+        return;
+    }
+    if (sample.features == nullptr)
+        throw model::InputError("phase policy: a sample without the model's features");
+    const std::optional<int> raw = stream_->push(sample.features);
+    if (!raw) {  // history not yet full
+        unknown_ = true;
+        return;
+    }
+    unknown_ = model_->statistics->unknown(*raw, stream_->distance(), options_.unknown_distance);
+    if (unknown_) {
+        ++unknown_samples_;
+        candidate_run_ = 0;
+        return;
+    }
+    remember(*raw, sample.usage);
+    if (*raw == candidate_) {
+        ++candidate_run_;
+    } else {
+        candidate_ = *raw;
+        candidate_run_ = 1;
+    }
+    if (!stable_ || candidate_run_ >= options_.debounce) enter(candidate_);
+    ++visit_samples_;
 }
 
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
-  const std::optional<Amount> want = estimate(next);
-  if (!want || observed_ < options_.first_resize_samples) return std::nullopt;
-  const Amount sized = size(*want);
-  // The CPU margin adapts to what the estimate missed, not to what the step bound held back:
-  // else a bounded step would count as a miss and inflate the margin for good.
-  last_cpu_ = sized.cpu;
-  return provision(sized);
+    const std::optional<Amount> want = estimate(next);
+    if (!want || observed_ < options_.first_resize_samples) return std::nullopt;
+    const Amount sized = size(*want);
+    // The CPU margin adapts to what the estimate missed, not to what the step bound held back:
+    // else a bounded step would count as a miss and inflate the margin for good.
+    last_cpu_ = sized.cpu;
+    return provision(sized);
 }
 
 // What the container is expected to use next, before margins and floors.
 std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
-  if (options_.oracle) {
-    if (next == nullptr) throw model::InputError("oracle policy: needs the next sample's phase");
-    unknown_ = next->known_phase < 0;
-    if (!unknown_) {
-      enter(next->known_phase);
-      ++visit_samples_;
+    if (options_.oracle) {
+        if (next == nullptr)
+            throw model::InputError("oracle policy: needs the next sample's phase");
+        unknown_ = next->known_phase < 0;
+        if (!unknown_) {
+            enter(next->known_phase);
+            ++visit_samples_;
+        }
     }
-  }
-  // Before the first phase (the history is not full yet) the allocation in force stays: the
-  // model's sizes come from other executions, of other sizes, and a container is first resized
-  // from samples of its own.
-  if (!stable_ && unknown_ && unknown_samples_ == 0) return std::nullopt;
-  if (unknown_ || !stable_) {
-    const std::optional<Allocation> a = fallback_.recommend(next);
-    if (!a) return std::nullopt;
-    return a->request;
-  }
+    // Before the first phase (the history is not full yet) the allocation in force stays: the
+    // model's sizes come from other executions, of other sizes, and a container is first resized
+    // from samples of its own.
+    if (!stable_ && unknown_ && unknown_samples_ == 0) return std::nullopt;
+    if (unknown_ || !stable_) {
+        const std::optional<Allocation> a = fallback_.recommend(next);
+        if (!a) return std::nullopt;
+        return a->request;
+    }
 
-  Amount want = phase_amount(*stable_);
-  if (options_.proactive) {
-    const model::PhaseStatistics& stats = *model_->statistics;
-    const model::PhaseStats& s = stats.phases[static_cast<std::size_t>(*stable_)];
-    if (static_cast<double>(visit_samples_) > s.visit_samples.p50) {
-      Eigen::Index next_phase;
-      if (stats.transitions.row(*stable_).maxCoeff(&next_phase) > 0) {
-        const Amount upcoming = phase_amount(static_cast<int>(next_phase));
-        want = {std::max(want.cpu, upcoming.cpu), std::max(want.memory, upcoming.memory)};
-      }
+    Amount want = phase_amount(*stable_);
+    if (options_.proactive) {
+        const model::PhaseStatistics& stats = *model_->statistics;
+        const model::PhaseStats& s = stats.phases[static_cast<std::size_t>(*stable_)];
+        if (static_cast<double>(visit_samples_) > s.visit_samples.p50) {
+            Eigen::Index next_phase;
+            if (stats.transitions.row(*stable_).maxCoeff(&next_phase) > 0) {
+                const Amount upcoming = phase_amount(static_cast<int>(next_phase));
+                want = {std::max(want.cpu, upcoming.cpu), std::max(want.memory, upcoming.memory)};
+            }
+        }
     }
-  }
-  if (options_.horizon_s > 0 && !options_.no_model) want.memory = std::max(want.memory, upcoming_memory());
-  return want;
+    if (options_.horizon_s > 0 && !options_.no_model)
+        want.memory = std::max(want.memory, upcoming_memory());
+    return want;
 }
 
 // The memory of the phases likely to follow the stable one, once its visit may end before the
@@ -227,47 +241,60 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
 // else its usage in the stable phase scaled by the step the model's statistics show between the
 // two phases (a ratio carries over between executions of different sizes, absolute sizes do not).
 double PhaseRecommender::upcoming_memory() const {
-  const auto from = static_cast<Eigen::Index>(*stable_);
-  const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
-  if (static_cast<double>(visit_samples_) + horizon_samples() < phases[static_cast<std::size_t>(from)].visit_samples.p50)
-    return 0;
-  const auto own_memory = [&](Eigen::Index phase) {
-    return own_quantile(static_cast<int>(phase), &Amount::memory, options_.memory_quantile);
-  };
-  const double here = own_memory(from).value_or(latest_usage_.memory);
-  const double model_here = statistic(phases[static_cast<std::size_t>(from)].usage[memory_column_], options_.memory_quantile);
-  const model::Matrix& transitions = model_->statistics->transitions;
-  const double visits_from = transitions.row(from).sum();
-  if (visits_from <= 0) return 0;  // no training visit ever left this phase
-  double most = 0;
-  for (Eigen::Index to = 0; to < transitions.cols(); ++to) {
-    if (to == from || transitions(from, to) < options_.likely_next * visits_from) continue;
-    if (const std::optional<double> seen = own_memory(to)) {
-      most = std::max(most, *seen);
-    } else if (model_here > 0) {
-      const double there = statistic(phases[static_cast<std::size_t>(to)].usage[memory_column_], options_.memory_quantile);
-      most = std::max(most, here * std::min(there / model_here, kLargestPhaseStep));
+    const auto from = static_cast<Eigen::Index>(*stable_);
+    const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
+    if (static_cast<double>(visit_samples_) + horizon_samples() <
+        phases[static_cast<std::size_t>(from)].visit_samples.p50)
+        return 0;
+    const auto own_memory = [&](Eigen::Index phase) {
+        return own_quantile(static_cast<int>(phase), &Amount::memory, options_.memory_quantile);
+    };
+    const double here = own_memory(from).value_or(latest_usage_.memory);
+    const double model_here = statistic(
+        phases[static_cast<std::size_t>(from)].usage[memory_column_], options_.memory_quantile);
+    const model::Matrix& transitions = model_->statistics->transitions;
+    const double visits_from = transitions.row(from).sum();
+    if (visits_from <= 0) return 0;  // no training visit ever left this phase
+    double most = 0;
+    for (Eigen::Index to = 0; to < transitions.cols(); ++to) {
+        if (to == from || transitions(from, to) < options_.likely_next * visits_from) continue;
+        if (const std::optional<double> seen = own_memory(to)) {
+            most = std::max(most, *seen);
+        } else if (model_here > 0) {
+            const double there =
+                statistic(phases[static_cast<std::size_t>(to)].usage[memory_column_],
+                          options_.memory_quantile);
+            most = std::max(most, here * std::min(there / model_here, kLargestPhaseStep));
+        }
     }
-  }
-  return most;
+    return most;
 }
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
 // horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there).
 Amount PhaseRecommender::size(Amount want) const {
-  auto sized = [](double estimate, double floor, double margin) { return std::max(estimate * (1 + margin), floor); };
-  return {sized(want.cpu, usage_floor(latest_usage_.cpu, options_.headroom.cpu, cpu_margin()), cpu_margin()),
-          sized(want.memory, usage_floor(projected_memory(), options_.headroom.memory, memory_margin()), memory_margin())};
+    auto sized = [](double estimate, double floor, double margin) {
+        return std::max(estimate * (1 + margin), floor);
+    };
+    return {sized(want.cpu, usage_floor(latest_usage_.cpu, options_.headroom.cpu, cpu_margin()),
+                  cpu_margin()),
+            sized(want.memory,
+                  usage_floor(projected_memory(), options_.headroom.memory, memory_margin()),
+                  memory_margin())};
 }
 
 // The margins in force: the autoscaler's plus what the online risk targets added.
-double PhaseRecommender::cpu_margin() const { return options_.margins.cpu + adapted_.cpu; }
-double PhaseRecommender::memory_margin() const { return options_.margins.memory + adapted_.memory; }
+double PhaseRecommender::cpu_margin() const {
+    return options_.margins.cpu + adapted_.cpu;
+}
+double PhaseRecommender::memory_margin() const {
+    return options_.margins.memory + adapted_.memory;
+}
 
 // Usage times (1 + headroom) and (1 + margin), a margin below 0 counting as 0: no recommendation
 // goes below it.
 double PhaseRecommender::usage_floor(double usage, double headroom, double margin) {
-  return usage * (1 + headroom) * (1 + std::max(0.0, margin));
+    return usage * (1 + headroom) * (1 + std::max(0.0, margin));
 }
 
 // One step from the requests in force at most (step_bounded); memory never below an OOM bump
@@ -275,39 +302,43 @@ double PhaseRecommender::usage_floor(double usage, double headroom, double margi
 // already uses would kill it for sure. Every recommendation passes here, the operator's and the
 // simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
-  const double used = usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
-  return guaranteed({step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep),
-                     std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep), oom_floor_, used})});
+    const double used =
+        usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
+    return guaranteed({step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep),
+                       std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep),
+                                 oom_floor_, used})});
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request
 // moves gradually, a start-up ramp or a model trained on larger jobs cannot jump it 5x at once.
 double PhaseRecommender::step_bounded(double wanted, double in_force, double keep) const {
-  if (!(in_force > 0)) return wanted;
-  if (options_.max_growth > 0) wanted = std::min(wanted, in_force * options_.max_growth);
-  return std::max(wanted, in_force * keep);
+    if (!(in_force > 0)) return wanted;
+    if (options_.max_growth > 0) wanted = std::min(wanted, in_force * options_.max_growth);
+    return std::max(wanted, in_force * keep);
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted
 // in samples, which a replay faster than real time leaves as they are.
 double PhaseRecommender::horizon_samples() const {
-  if (recent_memory_.size() < 2) return 0;
-  const std::vector<std::pair<double, double>> recent = recent_memory_.values();
-  const double interval = (recent.back().first - recent.front().first) / static_cast<double>(recent.size() - 1);
-  return interval > 0 ? options_.horizon_s / interval : 0;
+    if (recent_memory_.size() < 2) return 0;
+    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+    const double interval =
+        (recent.back().first - recent.front().first) / static_cast<double>(recent.size() - 1);
+    return interval > 0 ? options_.horizon_s / interval : 0;
 }
 
 // The latest memory usage, plus its recent growth carried over the horizon, but never further
 // than the growth was seen for (a jump between two samples is not a trend to extrapolate). Only
 // growth beyond what the container used before counts: climbing back after a dip is not a trend.
 double PhaseRecommender::projected_memory() const {
-  const double latest = latest_usage_.memory;
-  if (options_.horizon_s <= 0 || recent_memory_.size() < 2) return latest;
-  const std::vector<std::pair<double, double>> recent = recent_memory_.values();
-  const double span = recent.back().first - recent.front().first;
-  if (span <= 0) return latest;
-  const double growth = recent.back().second - std::max(recent.front().second, earlier_peak_memory_);
-  return latest + std::max(0.0, growth) / span * std::min(options_.horizon_s, span);
+    const double latest = latest_usage_.memory;
+    if (options_.horizon_s <= 0 || recent_memory_.size() < 2) return latest;
+    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+    const double span = recent.back().first - recent.front().first;
+    if (span <= 0) return latest;
+    const double growth =
+        recent.back().second - std::max(recent.front().second, earlier_peak_memory_);
+    return latest + std::max(0.0, growth) / span * std::min(options_.horizon_s, span);
 }
 
 }  // namespace phasescale::policy

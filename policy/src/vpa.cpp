@@ -12,35 +12,44 @@ namespace {
 // model.ResourceAmount (v1.8.1): a usage sample is held as whole millicores or bytes, truncated
 // and clamped to [0, MaxResourceAmount] (resourceAmountFromFloat).
 constexpr double kMaxResourceAmount = 1e14;
-double resource_amount(double value) { return std::trunc(std::clamp(value, 0.0, kMaxResourceAmount)); }
-double cpu_amount(double cores) { return resource_amount(cores * 1000.0) / 1000.0; }
+double resource_amount(double value) {
+    return std::trunc(std::clamp(value, 0.0, kMaxResourceAmount));
+}
+double cpu_amount(double cores) {
+    return resource_amount(cores * 1000.0) / 1000.0;
+}
 
 }  // namespace
 
 ExponentialBuckets::ExponentialBuckets(double max_value, double first_bucket, double ratio)
     : first_bucket_(first_bucket), ratio_(ratio) {
-  count_ = static_cast<int>(std::ceil(std::log(max_value * (ratio - 1) / first_bucket + 1) / std::log(ratio))) + 1;
+    count_ = static_cast<int>(std::ceil(std::log(max_value * (ratio - 1) / first_bucket + 1) /
+                                        std::log(ratio))) +
+             1;
 }
 
 int ExponentialBuckets::find(double value) const {
-  if (value < first_bucket_) return 0;
-  const int bucket = static_cast<int>(std::log(value * (ratio_ - 1) / first_bucket_ + 1) / std::log(ratio_));
-  return std::min(bucket, count_ - 1);
+    if (value < first_bucket_) return 0;
+    const int bucket =
+        static_cast<int>(std::log(value * (ratio_ - 1) / first_bucket_ + 1) / std::log(ratio_));
+    return std::min(bucket, count_ - 1);
 }
 
 double ExponentialBuckets::start(int bucket) const {
-  if (bucket == 0) return 0;
-  return first_bucket_ * (std::pow(ratio_, bucket) - 1) / (ratio_ - 1);
+    if (bucket == 0) return 0;
+    return first_bucket_ * (std::pow(ratio_, bucket) - 1) / (ratio_ - 1);
 }
 
 const ExponentialBuckets& vpa_cpu_buckets() {
-  static const ExponentialBuckets buckets(kVpaCpuMaxValue, kVpaCpuFirstBucket, 1. + kVpaBucketGrowth);
-  return buckets;
+    static const ExponentialBuckets buckets(kVpaCpuMaxValue, kVpaCpuFirstBucket,
+                                            1. + kVpaBucketGrowth);
+    return buckets;
 }
 
 const ExponentialBuckets& vpa_memory_buckets() {
-  static const ExponentialBuckets buckets(kVpaMemoryMaxValue, kVpaMemoryFirstBucket, 1. + kVpaBucketGrowth);
-  return buckets;
+    static const ExponentialBuckets buckets(kVpaMemoryMaxValue, kVpaMemoryFirstBucket,
+                                            1. + kVpaBucketGrowth);
+    return buckets;
 }
 
 DecayingHistogram::DecayingHistogram(const ExponentialBuckets* buckets, double half_life_s)
@@ -49,130 +58,136 @@ DecayingHistogram::DecayingHistogram(const ExponentialBuckets* buckets, double h
       weights_(static_cast<std::size_t>(buckets->count()), 0.0),
       min_bucket_(buckets->count() - 1),
       max_bucket_(0) {
-  if (!(half_life_s > 0)) throw model::InputError("VPA: the histogram half-life must be positive");
+    if (!(half_life_s > 0))
+        throw model::InputError("VPA: the histogram half-life must be positive");
 }
 
 void DecayingHistogram::add(double value, double weight, double time_s) {
-  weight *= decay_factor(time_s);
-  const int b = buckets_->find(value);
-  weights_[b] += weight;
-  total_ += weight;
-  if (b < min_bucket_ && weights_[b] >= kEpsilon) min_bucket_ = b;
-  if (b > max_bucket_ && weights_[b] >= kEpsilon) max_bucket_ = b;
+    weight *= decay_factor(time_s);
+    const int b = buckets_->find(value);
+    weights_[b] += weight;
+    total_ += weight;
+    if (b < min_bucket_ && weights_[b] >= kEpsilon) min_bucket_ = b;
+    if (b > max_bucket_ && weights_[b] >= kEpsilon) max_bucket_ = b;
 }
 
 void DecayingHistogram::subtract(double value, double weight, double time_s) {
-  weight *= decay_factor(time_s);
-  const int b = buckets_->find(value);
-  total_ -= weight;
-  if (total_ < kEpsilon) total_ = 0;
-  weights_[b] -= weight;
-  if (weights_[b] < kEpsilon) weights_[b] = 0;
-  update_min_max();
+    weight *= decay_factor(time_s);
+    const int b = buckets_->find(value);
+    total_ -= weight;
+    if (total_ < kEpsilon) total_ = 0;
+    weights_[b] -= weight;
+    if (weights_[b] < kEpsilon) weights_[b] = 0;
+    update_min_max();
 }
 
-bool DecayingHistogram::empty() const { return weights_[min_bucket_] < kEpsilon; }
+bool DecayingHistogram::empty() const {
+    return weights_[min_bucket_] < kEpsilon;
+}
 
 double DecayingHistogram::percentile(double p) const {
-  if (empty()) return 0;
-  const double threshold = p * total_;
-  double partial = 0;
-  int b = min_bucket_;
-  for (; b < max_bucket_; ++b) {
-    partial += weights_[b];
-    if (partial >= threshold) break;
-  }
-  return b < buckets_->count() - 1 ? buckets_->start(b + 1) : buckets_->start(b);
+    if (empty()) return 0;
+    const double threshold = p * total_;
+    double partial = 0;
+    int b = min_bucket_;
+    for (; b < max_bucket_; ++b) {
+        partial += weights_[b];
+        if (partial >= threshold) break;
+    }
+    return b < buckets_->count() - 1 ? buckets_->start(b + 1) : buckets_->start(b);
 }
 
 double DecayingHistogram::decay_factor(double time_s) {
-  if (time_s > reference_ + half_life_ * kMaxDecayExponent) shift_reference(time_s);
-  return std::exp2((time_s - reference_) / half_life_);
+    if (time_s > reference_ + half_life_ * kMaxDecayExponent) shift_reference(time_s);
+    return std::exp2((time_s - reference_) / half_life_);
 }
 
 // The reference moves to a multiple of the half-life near `time_s`; all weights are rescaled by
 // the same power of two, which leaves every percentile unchanged.
 void DecayingHistogram::shift_reference(double time_s) {
-  const double reference = std::round(time_s / half_life_) * half_life_;
-  const double exponent = std::floor((reference_ - reference) / half_life_ + 0.5);
-  const double factor = std::ldexp(1.0, static_cast<int>(exponent));
-  for (int b = min_bucket_; b <= max_bucket_; ++b) weights_[b] *= factor;
-  total_ *= factor;
-  update_min_max();
-  reference_ = reference;
+    const double reference = std::round(time_s / half_life_) * half_life_;
+    const double exponent = std::floor((reference_ - reference) / half_life_ + 0.5);
+    const double factor = std::ldexp(1.0, static_cast<int>(exponent));
+    for (int b = min_bucket_; b <= max_bucket_; ++b) weights_[b] *= factor;
+    total_ *= factor;
+    update_min_max();
+    reference_ = reference;
 }
 
 void DecayingHistogram::update_min_max() {
-  const int last = buckets_->count() - 1;
-  while (weights_[min_bucket_] < kEpsilon && min_bucket_ < last) ++min_bucket_;
-  while (weights_[max_bucket_] < kEpsilon && max_bucket_ > 0) --max_bucket_;
+    const int last = buckets_->count() - 1;
+    while (weights_[min_bucket_] < kEpsilon && min_bucket_ < last) ++min_bucket_;
+    while (weights_[max_bucket_] < kEpsilon && max_bucket_ > 0) --max_bucket_;
 }
 
 VpaRecommender::VpaRecommender(VpaOptions options)
     : options_(options),
       cpu_(&vpa_cpu_buckets(), options.cpu_half_life_s),
       memory_(&vpa_memory_buckets(), options.memory_half_life_s) {
-  if (!(options_.memory_interval_s > 0)) throw model::InputError("VPA: the memory aggregation interval must be positive");
+    if (!(options_.memory_interval_s > 0))
+        throw model::InputError("VPA: the memory aggregation interval must be positive");
 }
 
 void VpaRecommender::start_container() {
-  last_cpu_time_ = last_memory_time_ = -1e300;
-  have_window_ = false;
-  window_end_ = 0;
-  memory_peak_ = oom_peak_ = 0;
+    last_cpu_time_ = last_memory_time_ = -1e300;
+    have_window_ = false;
+    window_end_ = 0;
+    memory_peak_ = oom_peak_ = 0;
 }
 
 void VpaRecommender::observe(const Sample& s) {
-  // ContainerState.addCPUSample: one sample per timestamp, later ones only, each of the same
-  // weight (AggregateContainerState.addCPUSample). A NaN usage is no sample (upstream's would
-  // turn into a negative amount, which it discards).
-  if (s.timestamp > last_cpu_time_ && !std::isnan(s.usage.cpu)) {
-    cpu_.add(cpu_amount(s.usage.cpu), options_.cpu_sample_weight, s.timestamp);
-    last_cpu_time_ = s.timestamp;
-  }
-  if (!std::isnan(s.usage.memory)) add_memory_peak(resource_amount(s.usage.memory), s.timestamp, false);
-  if (s.oom_killed) {
-    // ContainerState.RecordOOM: an artificial peak above what the container was given.
-    const double used = std::max(resource_amount(s.allocated.memory), memory_peak_);
-    const double needed = resource_amount(options_.oom_bump.after(used));
-    add_memory_peak(needed, s.timestamp, true);
-  }
+    // ContainerState.addCPUSample: one sample per timestamp, later ones only, each of the same
+    // weight (AggregateContainerState.addCPUSample). A NaN usage is no sample (upstream's would
+    // turn into a negative amount, which it discards).
+    if (s.timestamp > last_cpu_time_ && !std::isnan(s.usage.cpu)) {
+        cpu_.add(cpu_amount(s.usage.cpu), options_.cpu_sample_weight, s.timestamp);
+        last_cpu_time_ = s.timestamp;
+    }
+    if (!std::isnan(s.usage.memory))
+        add_memory_peak(resource_amount(s.usage.memory), s.timestamp, false);
+    if (s.oom_killed) {
+        // ContainerState.RecordOOM: an artificial peak above what the container was given.
+        const double used = std::max(resource_amount(s.allocated.memory), memory_peak_);
+        const double needed = resource_amount(options_.oom_bump.after(used));
+        add_memory_peak(needed, s.timestamp, true);
+    }
 }
 
 // ContainerState.addMemorySample: one peak per aggregation interval, stamped with the
 // interval's end; a higher sample in the same interval replaces the peak.
 void VpaRecommender::add_memory_peak(double usage, double time_s, bool oom) {
-  if (!oom && time_s < last_memory_time_) return;  // outdated (OOM peaks always count)
-  last_memory_time_ = time_s;
-  if (!have_window_) {
-    window_end_ = time_s;
-    have_window_ = true;
-  }
-  bool add_new_peak = false;
-  if (time_s < window_end_) {
-    const double old_peak = std::max(memory_peak_, oom_peak_);
-    if (old_peak != 0 && usage > old_peak) {
-      memory_.subtract(old_peak, 1.0, window_end_);
-      add_new_peak = true;
+    if (!oom && time_s < last_memory_time_) return;  // outdated (OOM peaks always count)
+    last_memory_time_ = time_s;
+    if (!have_window_) {
+        window_end_ = time_s;
+        have_window_ = true;
     }
-  } else {
-    const double interval = options_.memory_interval_s;
-    window_end_ += std::floor((time_s - window_end_) / interval) * interval + interval;
-    memory_peak_ = 0;
-    oom_peak_ = 0;
-    add_new_peak = true;
-  }
-  if (!add_new_peak) return;
-  memory_.add(usage, 1.0, window_end_);
-  (oom ? oom_peak_ : memory_peak_) = usage;
+    bool add_new_peak = false;
+    if (time_s < window_end_) {
+        const double old_peak = std::max(memory_peak_, oom_peak_);
+        if (old_peak != 0 && usage > old_peak) {
+            memory_.subtract(old_peak, 1.0, window_end_);
+            add_new_peak = true;
+        }
+    } else {
+        const double interval = options_.memory_interval_s;
+        window_end_ += std::floor((time_s - window_end_) / interval) * interval + interval;
+        memory_peak_ = 0;
+        oom_peak_ = 0;
+        add_new_peak = true;
+    }
+    if (!add_new_peak) return;
+    memory_.add(usage, 1.0, window_end_);
+    (oom ? oom_peak_ : memory_peak_) = usage;
 }
 
 std::optional<Allocation> VpaRecommender::recommend(const Sample*) {
-  if (cpu_.empty() && memory_.empty()) return std::nullopt;  // no data: no recommendation yet
-  // logic.podResourceRecommender's target: percentile, then safety margin, then minimum.
-  const double cpu = cpu_.percentile(options_.cpu_percentile) * (1 + options_.margins.cpu);
-  const double memory = memory_.percentile(options_.memory_percentile) * (1 + options_.margins.memory);
-  return guaranteed({std::max(cpu, options_.min_cpu), std::max(memory, options_.min_memory)});
+    if (cpu_.empty() && memory_.empty()) return std::nullopt;  // no data: no recommendation yet
+    // logic.podResourceRecommender's target: percentile, then safety margin, then minimum.
+    const double cpu = cpu_.percentile(options_.cpu_percentile) * (1 + options_.margins.cpu);
+    const double memory =
+        memory_.percentile(options_.memory_percentile) * (1 + options_.margins.memory);
+    return guaranteed({std::max(cpu, options_.min_cpu), std::max(memory, options_.min_memory)});
 }
 
 }  // namespace phasescale::policy

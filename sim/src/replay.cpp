@@ -6,45 +6,46 @@
 namespace phasescale::sim {
 
 void ResourceScore::add(const ResourceScore& o) {
-  allocated += o.allocated;
-  used += o.used;
-  shortfall += o.shortfall;
-  samples += o.samples;
-  fulfilled += o.fulfilled;
-  over_limit += o.over_limit;
+    allocated += o.allocated;
+    used += o.used;
+    shortfall += o.shortfall;
+    samples += o.samples;
+    fulfilled += o.fulfilled;
+    over_limit += o.over_limit;
 }
 
 void Score::add(const Score& o) {
-  cpu.add(o.cpu);
-  memory.add(o.memory);
-  oom_events += o.oom_events;
-  oom_kills += o.oom_kills;
-  resizes += o.resizes;
-  unknown_phase_samples += o.unknown_phase_samples;
-  jobs += o.jobs;
-  jobs_oom_killed += o.jobs_oom_killed;
-  seconds += o.seconds;
+    cpu.add(o.cpu);
+    memory.add(o.memory);
+    oom_events += o.oom_events;
+    oom_kills += o.oom_kills;
+    resizes += o.resizes;
+    unknown_phase_samples += o.unknown_phase_samples;
+    jobs += o.jobs;
+    jobs_oom_killed += o.jobs_oom_killed;
+    seconds += o.seconds;
 }
 
 std::vector<double> sample_durations(const std::vector<double>& timestamps) {
-  std::vector<double> d(timestamps.size(), 0.0);
-  for (std::size_t i = 0; i + 1 < timestamps.size(); ++i) d[i] = timestamps[i + 1] - timestamps[i];
-  if (d.size() >= 2) d.back() = d[d.size() - 2];
-  return d;
+    std::vector<double> d(timestamps.size(), 0.0);
+    for (std::size_t i = 0; i + 1 < timestamps.size(); ++i)
+        d[i] = timestamps[i + 1] - timestamps[i];
+    if (d.size() >= 2) d.back() = d[d.size() - 2];
+    return d;
 }
 
 namespace {
 
 // A limit of 0 is no limit. Returns whether usage went over the limit.
 bool score_sample(ResourceScore& s, double usage, double request, double limit, double duration) {
-  s.allocated += request * duration;
-  s.used += usage * duration;
-  if (usage > request) s.shortfall += (usage - request) * duration;
-  ++s.samples;
-  s.fulfilled += usage <= request;
-  const bool over = limit > 0 && usage > limit;
-  s.over_limit += over;
-  return over;
+    s.allocated += request * duration;
+    s.used += usage * duration;
+    if (usage > request) s.shortfall += (usage - request) * duration;
+    ++s.samples;
+    s.fulfilled += usage <= request;
+    const bool over = limit > 0 && usage > limit;
+    s.over_limit += over;
+    return over;
 }
 
 // While memory usage stays over the limit, the kubelet restarts the killed container after a
@@ -54,79 +55,80 @@ constexpr double kRestartBackoffInitial = 10, kRestartBackoffMax = 300;
 
 // The OOM kills of one container: one when usage crosses the limit, one more at each restart.
 class CrashLoop {
- public:
-  // Whether the container is killed at time t, given whether its usage is over the limit.
-  bool killed(double t, bool over) {
-    if (!over) {
-      looping_ = false;
-      return false;
+public:
+    // Whether the container is killed at time t, given whether its usage is over the limit.
+    bool killed(double t, bool over) {
+        if (!over) {
+            looping_ = false;
+            return false;
+        }
+        if (!looping_) {
+            looping_ = true;
+            backoff_ = kRestartBackoffInitial;
+            next_kill_ = t + backoff_;
+            return true;
+        }
+        if (t < next_kill_) return false;
+        backoff_ = std::min(2 * backoff_, kRestartBackoffMax);
+        next_kill_ += backoff_;
+        return true;
     }
-    if (!looping_) {
-      looping_ = true;
-      backoff_ = kRestartBackoffInitial;
-      next_kill_ = t + backoff_;
-      return true;
-    }
-    if (t < next_kill_) return false;
-    backoff_ = std::min(2 * backoff_, kRestartBackoffMax);
-    next_kill_ += backoff_;
-    return true;
-  }
 
- private:
-  bool looping_ = false;
-  double backoff_ = 0, next_kill_ = 0;
+private:
+    bool looping_ = false;
+    double backoff_ = 0, next_kill_ = 0;
 };
 
 }  // namespace
 
 Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
               const policy::ActuationOptions& actuation) {
-  policy::ActuationOptions options = actuation;
-  // The bounds see the sample they allocate for, and resize for any change.
-  if (!causal) {
-    options.delay = 0;
-    options.min_change = 0;
-    options.cooldown_s = 0;
-  }
-  policy::Actuator actuator(policy::guaranteed(c.original), options);
-  const std::vector<double> durations = sample_durations(c.timestamps);
-  const bool has_features = c.features.rows() == static_cast<Eigen::Index>(c.usage.size());
-
-  Replay r;
-  r.allocations.reserve(c.usage.size());
-  CrashLoop crash_loop;
-  for (std::size_t t = 0; t < c.usage.size(); ++t) {
-    policy::Sample s;
-    s.timestamp = c.timestamps[t];
-    s.usage = c.usage[t];
-    s.features = has_features ? c.features.row(static_cast<Eigen::Index>(t)).data() : nullptr;
-    s.known_phase = t < c.known_phases.size() ? c.known_phases[t] : -1;
-
-    if (!causal) actuator.decide(recommender.recommend(&s));
-    const policy::Allocation& in_force = actuator.advance(s.timestamp);
-    r.allocations.push_back(in_force);
-    score_sample(r.score.cpu, s.usage.cpu, in_force.request.cpu, in_force.limit.cpu, durations[t]);
-    const bool over = score_sample(r.score.memory, s.usage.memory, in_force.request.memory,
-                                   in_force.limit.memory, durations[t]);
-    r.score.seconds += durations[t];
-    s.allocated = in_force.request;
-    s.limit = in_force.limit;
-    s.oom_killed = crash_loop.killed(s.timestamp, over);
-    r.score.oom_events += over;
-    if (s.oom_killed) {
-      ++r.score.oom_kills;
-      r.oom_kills.push_back(t);
+    policy::ActuationOptions options = actuation;
+    // The bounds see the sample they allocate for, and resize for any change.
+    if (!causal) {
+        options.delay = 0;
+        options.min_change = 0;
+        options.cooldown_s = 0;
     }
+    policy::Actuator actuator(policy::guaranteed(c.original), options);
+    const std::vector<double> durations = sample_durations(c.timestamps);
+    const bool has_features = c.features.rows() == static_cast<Eigen::Index>(c.usage.size());
 
-    recommender.observe(s);
-    if (causal) actuator.decide(recommender.recommend(nullptr), s.oom_killed);
-  }
-  r.score.jobs = 1;
-  r.score.jobs_oom_killed = r.score.oom_kills > 0;
-  r.score.resizes = actuator.resizes();
-  r.score.unknown_phase_samples = recommender.unknown_phase_samples();
-  return r;
+    Replay r;
+    r.allocations.reserve(c.usage.size());
+    CrashLoop crash_loop;
+    for (std::size_t t = 0; t < c.usage.size(); ++t) {
+        policy::Sample s;
+        s.timestamp = c.timestamps[t];
+        s.usage = c.usage[t];
+        s.features = has_features ? c.features.row(static_cast<Eigen::Index>(t)).data() : nullptr;
+        s.known_phase = t < c.known_phases.size() ? c.known_phases[t] : -1;
+
+        if (!causal) actuator.decide(recommender.recommend(&s));
+        const policy::Allocation& in_force = actuator.advance(s.timestamp);
+        r.allocations.push_back(in_force);
+        score_sample(r.score.cpu, s.usage.cpu, in_force.request.cpu, in_force.limit.cpu,
+                     durations[t]);
+        const bool over = score_sample(r.score.memory, s.usage.memory, in_force.request.memory,
+                                       in_force.limit.memory, durations[t]);
+        r.score.seconds += durations[t];
+        s.allocated = in_force.request;
+        s.limit = in_force.limit;
+        s.oom_killed = crash_loop.killed(s.timestamp, over);
+        r.score.oom_events += over;
+        if (s.oom_killed) {
+            ++r.score.oom_kills;
+            r.oom_kills.push_back(t);
+        }
+
+        recommender.observe(s);
+        if (causal) actuator.decide(recommender.recommend(nullptr), s.oom_killed);
+    }
+    r.score.jobs = 1;
+    r.score.jobs_oom_killed = r.score.oom_kills > 0;
+    r.score.resizes = actuator.resizes();
+    r.score.unknown_phase_samples = recommender.unknown_phase_samples();
+    return r;
 }
 
 }  // namespace phasescale::sim

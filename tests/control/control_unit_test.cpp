@@ -11,17 +11,17 @@
 #include <phasescale/control/pod.hpp>
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/reconciler.hpp>
-#include <phasescale/control/watchdog.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
+#include <phasescale/control/watchdog.hpp>
 #include <phasescale/kube/events.hpp>
 
 #include "fixtures.hpp"
 
 using namespace phasescale;
 using namespace phasescale::control;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -31,13 +31,20 @@ constexpr double GiB = 1024 * MiB;
 json container(const std::string& name, const std::string& cpu, const std::string& memory) {
     return {{"name", name},
             {"image", "trainer"},
-            {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}, {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
+            {"resources",
+             {{"requests", {{"cpu", cpu}, {"memory", memory}}},
+              {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
 }
 
-json make_pod(const std::string& name, json containers = json::array({container("main", "1", "2Gi")})) {
+json make_pod(const std::string& name,
+              json containers = json::array({container("main", "1", "2Gi")})) {
     return {{"apiVersion", "v1"},
             {"kind", "Pod"},
-            {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", {{"app", "train"}}}}},
+            {"metadata",
+             {{"name", name},
+              {"namespace", "ml"},
+              {"uid", "uid-" + name},
+              {"labels", {{"app", "train"}}}}},
             {"spec", {{"containers", containers}}},
             {"status", {{"phase", "Running"}}}};
 }
@@ -53,7 +60,8 @@ std::shared_ptr<const model::PhaseModel> model_ptr() {
     return std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model());
 }
 
-TrackerInput input(double t, double cpu, double memory, double allocated_cpu = 1, double allocated_memory = 2 * GiB) {
+TrackerInput input(double t, double cpu, double memory, double allocated_cpu = 1,
+                   double allocated_memory = 2 * GiB) {
     TrackerInput in;
     in.timestamp = t;
     in.features = {cpu, memory};
@@ -114,15 +122,23 @@ TEST_CASE("spec: every field is read", "[unit]") {
         {"mode", "InPlace"},
         {"model", {{"configMap", {{"name", "models"}, {"key", "m.json"}}}}},
         {"containerPolicies",
-         {{{"containerName", "*"}, {"minAllowed", {{"cpu", "250m"}}}, {"maxAllowed", {{"memory", "8Gi"}}}},
+         {{{"containerName", "*"},
+           {"minAllowed", {{"cpu", "250m"}}},
+           {"maxAllowed", {{"memory", "8Gi"}}}},
           {{"containerName", "sidecar"}, {"mode", "Off"}},
-          {{"containerName", "main"}, {"controlledResources", {"memory"}}, {"controlledValues", "RequestsOnly"}}}},
-        {"resources", {{"cpu", {{"quantile", 0.9}, {"safetyMargin", 0.2}}}, {"memory", {{"quantile", 1}}}}},
+          {{"containerName", "main"},
+           {"controlledResources", {"memory"}},
+           {"controlledValues", "RequestsOnly"}}}},
+        {"resources",
+         {{"cpu", {{"quantile", 0.9}, {"safetyMargin", 0.2}}}, {"memory", {{"quantile", 1}}}}},
         {"debounceSamples", 3},
         {"minChange", 0.1},
         {"cooldownSeconds", 30},
         {"proactive", true},
-        {"prometheus", {{"url", "http://prom:9090"}, {"featureQueries", {{"cpu.usage.cores", "sum(x{namespace=\"{namespace}\"}[{window}])"}}}}},
+        {"prometheus",
+         {{"url", "http://prom:9090"},
+          {"featureQueries",
+           {{"cpu.usage.cores", "sum(x{namespace=\"{namespace}\"}[{window}])"}}}}},
     }));
     REQUIRE(p.ok());
     const AutoscalerSpec& s = p.spec;
@@ -152,14 +168,17 @@ TEST_CASE("spec: every field is read", "[unit]") {
     CHECK(o.proactive);
 }
 
-TEST_CASE("spec: feature queries use {namespace} and {window}; the older ${...} reads the same", "[unit]") {
+TEST_CASE("spec: feature queries use {namespace} and {window}; the older ${...} reads the same",
+          "[unit]") {
     auto parsed = [](const std::string& query) {
-        return parse_spec(pas({{"selector", {{"matchLabels", {{"app", "train"}}}}},
-                               {"prometheus", {{"featureQueries", {{"cpu.usage.cores", query}}}}}}));
+        return parse_spec(
+            pas({{"selector", {{"matchLabels", {{"app", "train"}}}}},
+                 {"prometheus", {{"featureQueries", {{"cpu.usage.cores", query}}}}}}));
     };
     const ParsedSpec old = parsed("sum(x{namespace=\"${namespace}\"}[${window}])");
     REQUIRE(old.ok());
-    CHECK(old.spec.feature_queries.at("cpu.usage.cores") == "sum(x{namespace=\"{namespace}\"}[{window}])");
+    CHECK(old.spec.feature_queries.at("cpu.usage.cores") ==
+          "sum(x{namespace=\"{namespace}\"}[{window}])");
     const ParsedSpec none = parsed("sum(x)");
     CHECK_THAT(none.message(), Contains("must use {namespace}") && !Contains("${"));
 }
@@ -168,8 +187,11 @@ TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", 
     const ParsedSpec p = parse_spec(pas({
         {"mode", "Sometimes"},
         {"model", {{"name", "gpt"}}},
-        {"containerPolicies", {{{"containerName", "a"}, {"minAllowed", {{"cpu", "lots"}}}},
-                               {{"containerName", "b"}, {"minAllowed", {{"cpu", "2"}}}, {"maxAllowed", {{"cpu", "1"}}}}}},
+        {"containerPolicies",
+         {{{"containerName", "a"}, {"minAllowed", {{"cpu", "lots"}}}},
+          {{"containerName", "b"},
+           {"minAllowed", {{"cpu", "2"}}},
+           {"maxAllowed", {{"cpu", "1"}}}}}},
         {"resources", {{"cpu", {{"quantile", 0.7}}}}},
         {"debounceSamples", 0},
         {"minChange", "big"},
@@ -185,17 +207,20 @@ TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", 
     CHECK_THAT(m, Contains("spec.debounceSamples"));
     CHECK_THAT(m, Contains("spec.minChange: expected a number"));
     CHECK_FALSE(parse_spec(json("not an object")).ok());
-    CHECK_FALSE(parse_spec(pas({{"selector", {{"matchExpressions", {{{"key", "a"}, {"operator", "In"}}}}}}})).ok());
+    CHECK_FALSE(parse_spec(pas({{"selector",
+                                 {{"matchExpressions", {{{"key", "a"}, {"operator", "In"}}}}}}}))
+                    .ok());
 }
 
 TEST_CASE("label selectors: matchLabels and every matchExpressions operator", "[unit]") {
-    const ParsedSpec p = parse_spec(pas({{"selector",
-                                          {{"matchLabels", {{"app", "train"}}},
-                                           {"matchExpressions",
-                                            {{{"key", "tier"}, {"operator", "In"}, {"values", {"gpu", "cpu"}}},
-                                             {{"key", "team"}, {"operator", "NotIn"}, {"values", {"x"}}},
-                                             {{"key", "owner"}, {"operator", "Exists"}},
-                                             {{"key", "skip"}, {"operator", "DoesNotExist"}}}}}}}));
+    const ParsedSpec p =
+        parse_spec(pas({{"selector",
+                         {{"matchLabels", {{"app", "train"}}},
+                          {"matchExpressions",
+                           {{{"key", "tier"}, {"operator", "In"}, {"values", {"gpu", "cpu"}}},
+                            {{"key", "team"}, {"operator", "NotIn"}, {"values", {"x"}}},
+                            {{"key", "owner"}, {"operator", "Exists"}},
+                            {{"key", "skip"}, {"operator", "DoesNotExist"}}}}}}}));
     REQUIRE(p.ok());
     const LabelSelector& s = p.spec.selector;
     std::map<std::string, std::string> labels{{"app", "train"}, {"tier", "gpu"}, {"owner", "me"}};
@@ -216,7 +241,8 @@ TEST_CASE("label selectors: matchLabels and every matchExpressions operator", "[
 }
 
 TEST_CASE("pods: resources, QoS class, resize policy and conditions, OOM kills", "[unit]") {
-    json pod = make_pod("a", {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
+    json pod =
+        make_pod("a", {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
     auto main = container_resources(pod, "main");
     REQUIRE(main);
     CHECK(main->requests.cpu.value() == Approx(1.5));
@@ -230,18 +256,25 @@ TEST_CASE("pods: resources, QoS class, resize policy and conditions, OOM kills",
     CHECK_FALSE(pod_running(pod));
 
     CHECK(resize_policy(pod, "main", "memory") == "NotRequired");
-    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    pod["spec"]["containers"][0]["resizePolicy"] = {
+        {{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
     CHECK(resize_policy(pod, "main", "memory") == "RestartContainer");
     CHECK(resize_policy(pod, "main", "cpu") == "NotRequired");
 
     CHECK_FALSE(resize_condition(pod));
     pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}},
-                                   {{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"}, {"message", "no room"}}};
+                                   {{"type", "PodResizePending"},
+                                    {"status", "True"},
+                                    {"reason", "Infeasible"},
+                                    {"message", "no room"}}};
     auto cond = resize_condition(pod);
     REQUIRE(cond);
     CHECK(cond->reason == "Infeasible");
 
-    pod["status"]["containerStatuses"] = {{{"name", "main"}, {"restartCount", 2}, {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
+    pod["status"]["containerStatuses"] = {
+        {{"name", "main"},
+         {"restartCount", 2},
+         {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
     CHECK(container_restarts(pod, "main").restart_count == 2);
     CHECK(container_restarts(pod, "main").last_oom_killed);
     CHECK_FALSE(container_restarts(pod, "side").last_oom_killed);
@@ -260,8 +293,8 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     CHECK(*t.phase() == 0);
     CHECK(phase_name(t.phase()) == "phase-0");
     REQUIRE(rec);
-    CHECK(rec->request.cpu < 1.0);            // phase 0 is small
-    CHECK(rec->request.cpu >= 0.3);           // never below the latest usage
+    CHECK(rec->request.cpu < 1.0);   // phase 0 is small
+    CHECK(rec->request.cpu >= 0.3);  // never below the latest usage
     const double since = t.phase_since();
     CHECK(since > 0);
     // Phase 1 once seen debounceSamples (2) times in a row.
@@ -363,7 +396,8 @@ TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resource
 
 TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[unit]") {
     json pod = make_pod("a");
-    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    ContainerTarget t =
+        target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
     PodGate gate;
     PodDecision d = decide_pod(pod, {t}, 60, gate, 1000);
     CHECK(d.action == Action::Resize);
@@ -373,11 +407,13 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     CHECK(d.action == Action::Wait);
     CHECK(d.reason == "Cooldown");
     CHECK(decide_pod(pod, {t}, 60, gate, 1061).action == Action::Resize);
-    ContainerTarget same = target_for(*container_resources(pod, "main"), alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
+    ContainerTarget same =
+        target_for(*container_resources(pod, "main"), alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
     CHECK(decide_pod(pod, {same}, 60, gate, 2000).action == Action::None);
 }
 
-TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and nothing else does", "[unit]") {
+TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and nothing else does",
+          "[unit]") {
     json pod = make_pod("a");  // requests 1 core, 2 GiB
     const ContainerResources cur = *container_resources(pod, "main");
     const ContainerTarget more_memory = target_for(cur, alloc(1, 3 * GiB), ContainerPolicy{}, 0.05);
@@ -390,9 +426,12 @@ TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and 
     CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).action == Action::Resize);
 }
 
-TEST_CASE("pod decisions: a changed resource whose resizePolicy restarts the container is left alone", "[unit]") {
+TEST_CASE(
+    "pod decisions: a changed resource whose resizePolicy restarts the container is left alone",
+    "[unit]") {
     json pod = make_pod("a", {container("main", "1", "2Gi"), container("side", "1", "2Gi")});
-    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    pod["spec"]["containers"][0]["resizePolicy"] = {
+        {{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
     auto res = container_resources(pod);
     ContainerTarget main_t = target_for(res[0], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
     ContainerTarget side_t = target_for(res[1], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
@@ -415,7 +454,8 @@ TEST_CASE("pod decisions: a change of QoS class is never made", "[unit]") {
     // RequestsOnly on a Guaranteed pod would make it Burstable.
     ContainerPolicy requests_only;
     requests_only.requests_and_limits = false;
-    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(0.5, GiB), requests_only, 0.05);
+    ContainerTarget t =
+        target_for(*container_resources(pod, "main"), alloc(0.5, GiB), requests_only, 0.05);
     PodGate gate;
     PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
     CHECK(d.action == Action::Blocked);
@@ -426,8 +466,12 @@ TEST_CASE("pod decisions: a change of QoS class is never made", "[unit]") {
 
 TEST_CASE("pod decisions: pending or in-progress resizes back off exponentially", "[unit]") {
     json pod = make_pod("a");
-    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
-    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"}, {"message", "Node didn't have enough capacity"}}};
+    ContainerTarget t =
+        target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+    pod["status"]["conditions"] = {{{"type", "PodResizePending"},
+                                    {"status", "True"},
+                                    {"reason", "Infeasible"},
+                                    {"message", "Node didn't have enough capacity"}}};
     PodGate gate;
     PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
     CHECK(d.action == Action::Blocked);
@@ -448,11 +492,13 @@ TEST_CASE("pod decisions: pending or in-progress resizes back off exponentially"
     d = decide_pod(pod, {t}, 0, gate, 1030);
     CHECK(d.reason == "Backoff");
     CHECK(decide_pod(pod, {t}, 0, gate, 1041).action == Action::Resize);
-    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Deferred"}}};
+    pod["status"]["conditions"] = {
+        {{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Deferred"}}};
     CHECK(decide_pod(pod, {t}, 0, gate, 2000).reason == "ResizeDeferred");
 }
 
-TEST_CASE("backoff: doubles from the initial delay up to the maximum, the level bounded", "[unit]") {
+TEST_CASE("backoff: doubles from the initial delay up to the maximum, the level bounded",
+          "[unit]") {
     PodGate gate;
     back_off(gate, 1000);
     CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
@@ -469,15 +515,20 @@ TEST_CASE("backoff: doubles from the initial delay up to the maximum, the level 
 
 TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit]") {
     json pod = make_pod("a");
-    ContainerTarget t = target_for(*container_resources(pod, "main"), alloc(1.5, 3 * GiB), ContainerPolicy{}, 0.05);
+    ContainerTarget t =
+        target_for(*container_resources(pod, "main"), alloc(1.5, 3 * GiB), ContainerPolicy{}, 0.05);
     json body = resize_body({t});
     CHECK(body == json::parse(R"({"spec":{"containers":[{"name":"main","resources":{
         "requests":{"cpu":"1500m","memory":"3072Mi"},"limits":{"cpu":"1500m","memory":"3072Mi"}}}]}})"));
     ContainerPolicy requests_only;
     requests_only.requests_and_limits = false;
     requests_only.control_memory = false;
-    ContainerTarget r = target_for(*container_resources(pod, "main"), alloc(0.5, 3 * GiB), requests_only, 0.05);
-    CHECK(resize_body({r}) == json::parse(R"({"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]}})"));
+    ContainerTarget r =
+        target_for(*container_resources(pod, "main"), alloc(0.5, 3 * GiB), requests_only, 0.05);
+    CHECK(
+        resize_body({r}) ==
+        json::parse(
+            R"({"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]}})"));
     CHECK(recommendation_json({t})["main"]["requests"]["memory"] == "3072Mi");
 
     PodMarks marks;
@@ -503,12 +554,17 @@ TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit
 TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") {
     json pod = make_pod("web-5d4f9c7b8-abcde");
     CHECK(pod_workloads(pod).empty());
-    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"}, {"controller", true}}};
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "ReplicaSet"},
+                                           {"name", "web-5d4f9c7b8"},
+                                           {"controller", true}}};
     auto w = pod_workloads(pod);
     REQUIRE(w.size() == 2);
     CHECK(w[1].kind == "Deployment");
     CHECK(w[1].name == "web");
-    json vpa = {{"spec", {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}};
+    json vpa = {
+        {"spec",
+         {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}};
     CHECK(vpa_controls(vpa, pod));
     vpa["spec"]["updatePolicy"] = {{"updateMode", "Off"}};
     CHECK_FALSE(vpa_controls(vpa, pod));  // recommends only
@@ -518,7 +574,8 @@ TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") 
     CHECK_FALSE(vpa_controls(vpa, pod));
     CHECK_FALSE(vpa_controls(json::object(), pod));
     // Malformed fields (found by fuzzing) are no owner, never a throw.
-    pod["metadata"]["ownerReferences"] = {{{"kind", 5}, {"name", "web-5d4f9c7b8"}, {"controller", "yes"}}};
+    pod["metadata"]["ownerReferences"] = {
+        {{"kind", 5}, {"name", "web-5d4f9c7b8"}, {"controller", "yes"}}};
     CHECK(pod_workloads(pod).empty());
     pod["metadata"]["ownerReferences"] = "not a list";
     CHECK(pod_workloads(pod).empty());
@@ -528,42 +585,62 @@ TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") 
 
 TEST_CASE("parse_spec_yaml never throws nor hangs on malformed YAML (found by fuzzing)", "[unit]") {
     // A lone "," made yaml-cpp 0.7's LoadAll loop forever.
-    CHECK_THAT(parse_spec_yaml(",", "a.yaml").message(), Contains("no document of kind PhaseAutoscaler"));
-    CHECK_THAT(parse_spec_yaml("kind: PhaseAutoscaler\nspec: {a: {{b: 1}: 2}}\n", "b.yaml").message(),
-               Contains("b.yaml: not valid YAML"));
+    CHECK_THAT(parse_spec_yaml(",", "a.yaml").message(),
+               Contains("no document of kind PhaseAutoscaler"));
+    CHECK_THAT(
+        parse_spec_yaml("kind: PhaseAutoscaler\nspec: {a: {{b: 1}: 2}}\n", "b.yaml").message(),
+        Contains("b.yaml: not valid YAML"));
     const ParsedSpec utf = parse_spec_yaml(
-        "kind: PhaseAutoscaler\nspec:\n  containerPolicies: [{containerName: a, minAllowed: {cpu: \"\xff\"}}]\n",
+        "kind: PhaseAutoscaler\nspec:\n  containerPolicies: [{containerName: a, minAllowed: {cpu: "
+        "\"\xff\"}}]\n",
         "c.yaml");
     CHECK_THAT(utf.message(), Contains("minAllowed"));
     // Several documents, as kubectl takes them: the PhaseAutoscaler is found after a "---".
-    const ParsedSpec two = parse_spec_yaml("kind: ConfigMap\n---\nkind: PhaseAutoscaler\nspec: {selector: {}}\n", "d.yaml");
+    const ParsedSpec two = parse_spec_yaml(
+        "kind: ConfigMap\n---\nkind: PhaseAutoscaler\nspec: {selector: {}}\n", "d.yaml");
     CHECK(two.ok());
 }
 
 TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "[unit]") {
-    json pod = make_pod("web-5d4f9c7b8-abcde", {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
-    pod["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
-    pod["metadata"]["annotations"] = {{"kubectl.kubernetes.io/last-applied-configuration", std::string(4000, 'x')},
-                                      {kRecommendationAnnotation, "{}"}, {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}};
-    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"},
-                                           {"uid", "u"}, {"controller", true}, {"blockOwnerDeletion", true}}};
+    json pod = make_pod("web-5d4f9c7b8-abcde",
+                        {container("main", "1500m", "1Gi"), container("side", "100m", "64Mi")});
+    pod["metadata"]["managedFields"] =
+        json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+    pod["metadata"]["annotations"] = {
+        {"kubectl.kubernetes.io/last-applied-configuration", std::string(4000, 'x')},
+        {kRecommendationAnnotation, "{}"},
+        {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}};
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "ReplicaSet"},
+                                           {"name", "web-5d4f9c7b8"},
+                                           {"uid", "u"},
+                                           {"controller", true},
+                                           {"blockOwnerDeletion", true}}};
     pod["metadata"]["resourceVersion"] = "42";
-    pod["spec"]["containers"][0]["resizePolicy"] = {{{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
+    pod["spec"]["containers"][0]["resizePolicy"] = {
+        {{"resourceName", "memory"}, {"restartPolicy", "RestartContainer"}}};
     pod["spec"]["containers"][0]["env"] = {{{"name", "A"}, {"value", "b"}}};
     pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"emptyDir", json::object()}}});
     pod["spec"]["nodeName"] = "node-1";
-    pod["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"},
-                                    {"message", "no room"}, {"lastProbeTime", nullptr}}};
-    pod["status"]["containerStatuses"] = {{{"name", "main"}, {"restartCount", 2}, {"image", "trainer"},
-                                           {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
+    pod["status"]["conditions"] = {{{"type", "PodResizePending"},
+                                    {"status", "True"},
+                                    {"reason", "Infeasible"},
+                                    {"message", "no room"},
+                                    {"lastProbeTime", nullptr}}};
+    pod["status"]["containerStatuses"] = {
+        {{"name", "main"},
+         {"restartCount", 2},
+         {"image", "trainer"},
+         {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
     json vpa = {{"spec", {{"targetRef", {{"kind", "Deployment"}, {"name", "web"}}}}}};
 
     json trimmed = pod;
     trim_pod(trimmed);
     CHECK(trimmed.dump().size() < pod.dump().size() / 3);
     CHECK_FALSE(trimmed["metadata"].contains("managedFields"));
-    CHECK(trimmed["metadata"]["annotations"] ==
-          json({{kRecommendationAnnotation, "{}"}, {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}}));
+    CHECK(
+        trimmed["metadata"]["annotations"] ==
+        json({{kRecommendationAnnotation, "{}"}, {kPhaseSinceAnnotation, "2026-01-01T00:00:00Z"}}));
     CHECK_FALSE(trimmed["spec"].contains("volumes"));
     CHECK_FALSE(trimmed["spec"]["containers"][0].contains("env"));
     // Every reading function answers the same.
@@ -573,7 +650,8 @@ TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "
     CHECK(pod_running(trimmed));
     CHECK(trimmed["metadata"]["labels"] == pod["metadata"]["labels"]);
     CHECK(kube::reference_to(trimmed).to_json() == kube::reference_to(pod).to_json());
-    CHECK(container_resources(trimmed, "main")->requests == container_resources(pod, "main")->requests);
+    CHECK(container_resources(trimmed, "main")->requests ==
+          container_resources(pod, "main")->requests);
     CHECK(container_resources(trimmed, "side")->limits == container_resources(pod, "side")->limits);
     CHECK(resize_policy(trimmed, "main", "memory") == "RestartContainer");
     CHECK(resize_condition(trimmed)->reason == "Infeasible");
@@ -582,12 +660,15 @@ TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "
     CHECK(vpa_controls(vpa, trimmed));
 }
 
-TEST_CASE("the recommendation annotation is rewritten only when it moved beyond minChange", "[unit]") {
+TEST_CASE("the recommendation annotation is rewritten only when it moved beyond minChange",
+          "[unit]") {
     json pod = make_pod("a", {container("main", "1", "2Gi"), container("side", "100m", "64Mi")});
     auto targets_for = [&](double cpu, double memory) {
         return std::vector<ContainerTarget>{
-            target_for(*container_resources(pod, "main"), alloc(cpu, memory), ContainerPolicy{}, 0.05),
-            target_for(*container_resources(pod, "side"), alloc(0.1, 64 * MiB), ContainerPolicy{}, 0.05)};
+            target_for(*container_resources(pod, "main"), alloc(cpu, memory), ContainerPolicy{},
+                       0.05),
+            target_for(*container_resources(pod, "side"), alloc(0.1, 64 * MiB), ContainerPolicy{},
+                       0.05)};
     };
     const std::string annotated = recommendation_json(targets_for(1.5, 3 * GiB)).dump();
     CHECK(recommendation_moved(std::nullopt, targets_for(1.5, 3 * GiB), 0.05));
@@ -595,7 +676,8 @@ TEST_CASE("the recommendation annotation is rewritten only when it moved beyond 
     CHECK_FALSE(recommendation_moved(annotated, targets_for(1.55, 3.1 * GiB), 0.05));  // within 5%
     CHECK(recommendation_moved(annotated, targets_for(1.7, 3 * GiB), 0.05));
     CHECK(recommendation_moved(annotated, targets_for(1.5, 2.5 * GiB), 0.05));
-    CHECK(recommendation_moved(annotated, {targets_for(1.5, 3 * GiB)[0]}, 0.05));  // a container less
+    CHECK(
+        recommendation_moved(annotated, {targets_for(1.5, 3 * GiB)[0]}, 0.05));  // a container less
     CHECK(recommendation_moved("not json", targets_for(1.5, 3 * GiB), 0.05));
 }
 
@@ -605,7 +687,8 @@ TEST_CASE("only allowed Prometheus servers get the operator's credentials", "[un
     CHECK(prometheus_allowed("http://prometheus.monitoring:9090/", own, {}));
     CHECK_FALSE(prometheus_allowed("http://attacker.example:9090", own, {}));
     CHECK(prometheus_allowed("http://team-b-prom:9090", own, {"http://team-b-prom:9090/"}));
-    CHECK_FALSE(prometheus_allowed("http://team-b-prom:9090/other", own, {"http://team-b-prom:9090"}));
+    CHECK_FALSE(
+        prometheus_allowed("http://team-b-prom:9090/other", own, {"http://team-b-prom:9090"}));
 }
 
 TEST_CASE("the loop watchdog: stuck once no pass ended for the window", "[unit][control]") {

@@ -1,6 +1,6 @@
 // Properties of quantities (control/quantity.hpp) on random values of every magnitude: what is
-// formatted parses back to its rounding (to the last bit or so), the rounding is up by less than one unit, and nothing
-// formatted or parsed is negative or NaN.
+// formatted parses back to its rounding (to the last bit or so), the rounding is up by less than
+// one unit, and nothing formatted or parsed is negative or NaN.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -30,11 +30,14 @@ double random_value(model::Random& random) {
     }
 }
 
-bool sane(double x) { return std::isfinite(x) && x >= 0; }
+bool sane(double x) {
+    return std::isfinite(x) && x >= 0;
+}
 
 }  // namespace
 
-TEST_CASE("quantity property: format_cpu parses back to round_cpu, rounded up by under 1m", "[unit][quantity][property]") {
+TEST_CASE("quantity property: format_cpu parses back to round_cpu, rounded up by under 1m",
+          "[unit][quantity][property]") {
     model::Random random(5);
     for (int trial = 0; trial < 20000; ++trial) {
         const double cores = random_value(random);
@@ -53,7 +56,8 @@ TEST_CASE("quantity property: format_cpu parses back to round_cpu, rounded up by
     }
 }
 
-TEST_CASE("quantity property: format_memory parses back to round_memory, rounded up by under 1Mi", "[unit][quantity][property]") {
+TEST_CASE("quantity property: format_memory parses back to round_memory, rounded up by under 1Mi",
+          "[unit][quantity][property]") {
     model::Random random(6);
     for (int trial = 0; trial < 20000; ++trial) {
         const double bytes = random_value(random) * (random.below(2) == 0 ? 1 : 1e6);
@@ -72,10 +76,12 @@ TEST_CASE("quantity property: format_memory parses back to round_memory, rounded
     }
 }
 
-TEST_CASE("quantity property: a number with a suffix parses to number x factor, never negative or NaN", "[unit][quantity][property]") {
+TEST_CASE(
+    "quantity property: a number with a suffix parses to number x factor, never negative or NaN",
+    "[unit][quantity][property]") {
     const std::vector<std::pair<std::string, double>> suffixes = {
-        {"", 1},       {"m", 1e-3},       {"k", 1e3},         {"M", 1e6},         {"G", 1e9},
-        {"Ki", 1024.0}, {"Mi", kMiB},     {"Gi", kMiB * 1024}, {"Ti", kMiB * kMiB}, {"e3", 1e3},
+        {"", 1},        {"m", 1e-3},  {"k", 1e3},          {"M", 1e6},          {"G", 1e9},
+        {"Ki", 1024.0}, {"Mi", kMiB}, {"Gi", kMiB * 1024}, {"Ti", kMiB * kMiB}, {"e3", 1e3},
         {"E-2", 1e-2}};
     model::Random random(7);
     for (int trial = 0; trial < 20000; ++trial) {

@@ -15,8 +15,8 @@
 
 using namespace phasescale;
 using namespace phasescale::control;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -37,7 +37,8 @@ public:
 
     json config_map(const std::string& ns, const std::string& name) override {
         auto it = config_maps.find(ns + "/" + name);
-        if (it == config_maps.end()) throw std::runtime_error("configmaps \"" + name + "\" not found");
+        if (it == config_maps.end())
+            throw std::runtime_error("configmaps \"" + name + "\" not found");
         return it->second;
     }
     bool vpa_installed() override { return vpa_crd; }
@@ -80,8 +81,9 @@ public:
     int history_reads = 0;
 
     std::string default_url() const override { return "http://prometheus:9090"; }
-    prom::FeatureSnapshot features(const std::string&, const prom::FeatureQueries& queries, const std::string& ns,
-                                   std::chrono::milliseconds, const prom::QueryOptions&) override {
+    prom::FeatureSnapshot features(const std::string&, const prom::FeatureQueries& queries,
+                                   const std::string& ns, std::chrono::milliseconds,
+                                   const prom::QueryOptions&) override {
         prom::FeatureSnapshot s;
         s.features = queries.features();
         s.failures = failures;
@@ -90,9 +92,11 @@ public:
             if (key.ns == ns) s.values[key] = {u.first, u.second};
         return s;
     }
-    prom::FeatureHistory history(const std::string&, const prom::FeatureQueries& queries, const std::string& ns,
-                                 std::chrono::milliseconds, prom::TimePoint start, prom::TimePoint end,
-                                 std::chrono::milliseconds step, const prom::QueryOptions&) override {
+    prom::FeatureHistory history(const std::string&, const prom::FeatureQueries& queries,
+                                 const std::string& ns, std::chrono::milliseconds,
+                                 prom::TimePoint start, prom::TimePoint end,
+                                 std::chrono::milliseconds step,
+                                 const prom::QueryOptions&) override {
         ++history_reads;
         prom::FeatureHistory h;
         h.features = queries.features();
@@ -114,15 +118,23 @@ public:
 json container(const std::string& name, const std::string& cpu, const std::string& memory) {
     return {{"name", name},
             {"image", "trainer"},
-            {"resources", {{"requests", {{"cpu", cpu}, {"memory", memory}}}, {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
+            {"resources",
+             {{"requests", {{"cpu", cpu}, {"memory", memory}}},
+              {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
 }
 
 json make_pod(const std::string& name) {
-    return {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", {{"app", "train"}}}}},
-            {"spec", {{"containers", {container("main", "1", "2Gi")}}}},
-            {"status", {{"phase", "Running"}, {"containerStatuses", {{{"name", "main"}, {"restartCount", 0}}}}}}};
+    return {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", "ml"},
+          {"uid", "uid-" + name},
+          {"labels", {{"app", "train"}}}}},
+        {"spec", {{"containers", {container("main", "1", "2Gi")}}}},
+        {"status",
+         {{"phase", "Running"}, {"containerStatuses", {{{"name", "main"}, {"restartCount", 0}}}}}}};
 }
 
 json autoscaler(const std::string& mode) {
@@ -159,8 +171,10 @@ struct Loop {
     void restart() {
         auto c = std::make_unique<FakeCluster>();
         auto m = std::make_unique<FakeMetrics>();
-        c->config_maps["ml/model"] = {{"metadata", {{"resourceVersion", "1"}}},
-                                      {"data", {{"model.json", model::serialise_model(phasescale::testing::two_phase_model())}}}};
+        c->config_maps["ml/model"] = {
+            {"metadata", {{"resourceVersion", "1"}}},
+            {"data",
+             {{"model.json", model::serialise_model(phasescale::testing::two_phase_model())}}}};
         if (metrics != nullptr) m->usage = metrics->usage;
         cluster = c.get();
         metrics = m.get();
@@ -168,7 +182,9 @@ struct Loop {
     }
 
     void add_pod(const std::string& name) { pods[name] = make_pod(name); }
-    void use(const std::string& pod, double cpu, double memory) { metrics->usage[{"ml", pod, "main"}] = {cpu, memory}; }
+    void use(const std::string& pod, double cpu, double memory) {
+        metrics->usage[{"ml", pod, "main"}] = {cpu, memory};
+    }
 
     TickSummary tick() {
         now += 15;
@@ -185,19 +201,24 @@ struct Loop {
         for (const auto& w : ws) {
             if (w.verb == "patch") pods[w.name].merge_patch(w.body);
             if (w.verb == "resize")  // one container, "main"
-                pods[w.name]["spec"]["containers"][0]["resources"].merge_patch(w.body["spec"]["containers"][0]["resources"]);
+                pods[w.name]["spec"]["containers"][0]["resources"].merge_patch(
+                    w.body["spec"]["containers"][0]["resources"]);
             if (w.verb == "status") pas.merge_patch(json{{"status", w.body}});
         }
     }
 
     std::size_t count(const std::string& verb) const {
-        return static_cast<std::size_t>(std::count_if(writes.begin(), writes.end(), [&](const auto& w) { return w.verb == verb; }));
+        return static_cast<std::size_t>(std::count_if(
+            writes.begin(), writes.end(), [&](const auto& w) { return w.verb == verb; }));
     }
     bool event(const std::string& reason) const {
-        return std::any_of(writes.begin(), writes.end(),
-                           [&](const auto& w) { return w.verb == "event" && w.body["reason"] == reason; });
+        return std::any_of(writes.begin(), writes.end(), [&](const auto& w) {
+            return w.verb == "event" && w.body["reason"] == reason;
+        });
     }
-    std::string label(const std::string& pod) const { return pods.at(pod)["metadata"]["labels"].value(kPhaseLabel, ""); }
+    std::string label(const std::string& pod) const {
+        return pods.at(pod)["metadata"]["labels"].value(kPhaseLabel, "");
+    }
     json condition(const std::string& type) const {
         for (const json& c : pas["status"]["conditions"])
             if (c["type"] == type) return c;
@@ -241,9 +262,11 @@ TEST_CASE("tick: the phase label changes only after the debounce", "[unit][contr
     CHECK(loop.label("a") == "0");  // one sample of phase 1: not yet
     loop.tick();
     CHECK(loop.label("a") == "1");
-    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == format_time(loop.now));
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] ==
+          format_time(loop.now));
     bool recorded = false;
-    for (const json& d : loop.pas["status"]["recentDecisions"]) recorded = recorded || d["action"] == "PhaseChange";
+    for (const json& d : loop.pas["status"]["recentDecisions"])
+        recorded = recorded || d["action"] == "PhaseChange";
     CHECK(recorded);
 }
 
@@ -275,7 +298,9 @@ TEST_CASE("tick: an Infeasible resize blocks, says so once, and backs off", "[un
     Loop loop("InPlace");
     loop.add_pod("a");
     loop.use("a", 0.3, 0.5 * GiB);
-    loop.pods["a"]["status"]["conditions"] = {{{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Infeasible"},
+    loop.pods["a"]["status"]["conditions"] = {{{"type", "PodResizePending"},
+                                               {"status", "True"},
+                                               {"reason", "Infeasible"},
                                                {"message", "Node didn't have enough capacity"}}};
     std::size_t blocked = 0, events = 0;
     for (int i = 0; i < 8; ++i) {
@@ -287,7 +312,8 @@ TEST_CASE("tick: an Infeasible resize blocks, says so once, and backs off", "[un
     CHECK(blocked >= 1);
     CHECK(events == 1);  // once per reason, not every tick
     CHECK(loop.condition("ResizeBlocked")["reason"] == "ResizeInfeasible");
-    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("ml/a") && Contains("capacity"));
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(),
+               Contains("ml/a") && Contains("capacity"));
     // The condition goes: the pod stays in backoff for a while before trying again.
     loop.pods["a"]["status"].erase("conditions");
     TickSummary s = loop.tick();
@@ -308,7 +334,8 @@ TEST_CASE("tick: a failed resize backs off and shows in ResizeBlocked", "[unit][
     loop.tick();  // takes in the failure
     CHECK(loop.event("ResizeFailed"));
     CHECK(loop.condition("ResizeBlocked")["reason"] == "ResizeFailed");
-    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("forbidden"));
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(),
+               Contains("forbidden"));
     CHECK(loop.pas["status"]["lastResize"]["result"] == "Failed");
 }
 
@@ -325,17 +352,22 @@ TEST_CASE("tick: missing metrics never shrink nor label a phase", "[unit][contro
     loop.metrics->failures.push_back({"mem.working.set", "ml", "HTTP 503", false, {}});
     for (int i = 0; i < 3; ++i) CHECK(loop.tick().resizes == 0);
     CHECK(loop.condition("MetricsAvailable")["reason"] == "QueryFailed");
-    CHECK_THAT(loop.condition("MetricsAvailable")["message"].get<std::string>(), Contains("HTTP 503"));
+    CHECK_THAT(loop.condition("MetricsAvailable")["message"].get<std::string>(),
+               Contains("HTTP 503"));
 }
 
 TEST_CASE("tick: a pod a VerticalPodAutoscaler acts on is left alone", "[unit][control]") {
     Loop loop("InPlace");
     loop.add_pod("web-5d4f9c7b8-abcde");
-    loop.pods["web-5d4f9c7b8-abcde"]["metadata"]["ownerReferences"] = {
-        {{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-5d4f9c7b8"}, {"controller", true}}};
+    loop.pods["web-5d4f9c7b8-abcde"]["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                                                        {"kind", "ReplicaSet"},
+                                                                        {"name", "web-5d4f9c7b8"},
+                                                                        {"controller", true}}};
     loop.use("web-5d4f9c7b8-abcde", 0.3, 0.5 * GiB);
     loop.cluster->vpa_crd = true;
-    loop.cluster->vpa_list = {{{"spec", {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}}};
+    loop.cluster->vpa_list = {
+        {{"spec",
+          {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}}};
     for (int i = 0; i < 6; ++i) {
         TickSummary s = loop.tick();
         CHECK(s.pods_tracked == 0);
@@ -343,10 +375,12 @@ TEST_CASE("tick: a pod a VerticalPodAutoscaler acts on is left alone", "[unit][c
         CHECK(loop.count("resize") == 0);
     }
     CHECK(loop.condition("ResizeBlocked")["reason"] == "VPAControlled");
-    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(), Contains("web-5d4f9c7b8-abcde"));
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(),
+               Contains("web-5d4f9c7b8-abcde"));
 }
 
-TEST_CASE("tick: a restarted operator knows the phase at once and starts with a cooldown", "[unit][control]") {
+TEST_CASE("tick: a restarted operator knows the phase at once and starts with a cooldown",
+          "[unit][control]") {
     Loop loop("InPlace");
     loop.add_pod("a");
     loop.use("a", 2.2, 3 * GiB);
@@ -359,8 +393,8 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     TickSummary s = loop.tick();
     CHECK(loop.metrics->history_reads == 1);  // one range query for the namespace
     CHECK(s.pods_tracked == 1);
-    CHECK(s.resizes == 0);                     // no burst of resizes after a restart
-    CHECK(loop.label("a") == "1");             // known at once, not relearnt
+    CHECK(s.resizes == 0);          // no burst of resizes after a restart
+    CHECK(loop.label("a") == "1");  // known at once, not relearnt
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
 }
 
@@ -379,7 +413,8 @@ TEST_CASE("tick: a bad spec or a missing model is a condition, nothing else", "[
     CHECK(loop.count("patch") == 0);
 }
 
-TEST_CASE("tick: a query that waited out the tick skips the namespace, its state kept", "[unit][control]") {
+TEST_CASE("tick: a query that waited out the tick skips the namespace, its state kept",
+          "[unit][control]") {
     Loop loop("InPlace");
     loop.add_pod("a");
     loop.use("a", 0.3, 0.5 * GiB);
@@ -394,7 +429,8 @@ TEST_CASE("tick: a query that waited out the tick skips the namespace, its state
     // A 60 s timeout: each wait is what is left of the tick, and one that ran out spent it.
     loop.options.prometheus_timeout = std::chrono::seconds(60);
     loop.restart();
-    loop.metrics->failures.push_back({"mem.working.set", "ml", "no answer within 14.5 s", true, {}});
+    loop.metrics->failures.push_back(
+        {"mem.working.set", "ml", "no answer within 14.5 s", true, {}});
     s = loop.tick();
     CHECK(s.namespaces_skipped == 1);
     CHECK(s.pods_tracked == 0);

@@ -27,11 +27,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 ParsedSpec spec_with_bounds(json min_allowed, json max_allowed) {
-    json policy = {{"containerName", "*"}, {"minAllowed", min_allowed}, {"maxAllowed", max_allowed}};
-    return parse_spec({{"apiVersion", "phasescale.io/v1alpha1"},
-                       {"kind", "PhaseAutoscaler"},
-                       {"metadata", {{"name", "p"}, {"namespace", "ml"}, {"generation", 1}}},
-                       {"spec", {{"selector", json::object()}, {"containerPolicies", json::array({policy})}}}});
+    json policy = {
+        {"containerName", "*"}, {"minAllowed", min_allowed}, {"maxAllowed", max_allowed}};
+    return parse_spec(
+        {{"apiVersion", "phasescale.io/v1alpha1"},
+         {"kind", "PhaseAutoscaler"},
+         {"metadata", {{"name", "p"}, {"namespace", "ml"}, {"generation", 1}}},
+         {"spec", {{"selector", json::object()}, {"containerPolicies", json::array({policy})}}}});
 }
 
 TrackerInput input(double t, double cpu, double memory) {
@@ -68,17 +70,24 @@ TEST_CASE("spec: absurd minAllowed and maxAllowed are refused with a clear messa
     const ParsedSpec huge = spec_with_bounds({{"cpu", "1e400"}}, {{"memory", "1e30"}});
     CHECK_FALSE(huge.ok());
     CHECK_THAT(huge.message(), Contains("containerPolicies[0].minAllowed.cpu: not a quantity"));
-    CHECK_THAT(huge.message(), Contains("containerPolicies[0].maxAllowed.memory: more than any node has (at most 67108864Mi)"));
+    CHECK_THAT(
+        huge.message(),
+        Contains(
+            "containerPolicies[0].maxAllowed.memory: more than any node has (at most 67108864Mi)"));
     const ParsedSpec negative = spec_with_bounds({{"memory", "-1Gi"}}, {{"cpu", 5000}});
     CHECK_FALSE(negative.ok());
     CHECK_THAT(negative.message(), Contains("minAllowed.memory: not a quantity"));
-    CHECK_THAT(negative.message(), Contains("maxAllowed.cpu: more than any node has (at most 2048000m)"));
+    CHECK_THAT(negative.message(),
+               Contains("maxAllowed.cpu: more than any node has (at most 2048000m)"));
     CHECK(spec_with_bounds({{"cpu", "100m"}}, {{"cpu", "64"}, {"memory", "1Ti"}}).ok());
 }
 
-TEST_CASE("tracker: zero, negative, infinite or huge usage is skipped and never changes the allocation", "[unit]") {
+TEST_CASE(
+    "tracker: zero, negative, infinite or huge usage is skipped and never changes the allocation",
+    "[unit]") {
     const AutoscalerSpec spec = spec_with_bounds(json::object(), json::object()).spec;
-    const auto model = std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model());
+    const auto model =
+        std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model());
     // `t` sees the bad samples between good ones, `twin` the good ones only.
     ContainerTracker t(model, spec), twin(model, spec);
     for (int i = 0; i < 12; ++i) {
@@ -87,9 +96,11 @@ TEST_CASE("tracker: zero, negative, infinite or huge usage is skipped and never 
     }
     const std::size_t samples = t.samples();
     const std::pair<policy::Amount, const char*> bad[] = {
-        {{0, 0.5 * GiB}, "not_positive"}, {{0.3, 0}, "not_positive"},       {{-1, 0.5 * GiB}, "not_positive"},
-        {{0.3, -GiB}, "not_positive"},    {{kInf, 0.5 * GiB}, "non_finite"}, {{0.3, -kInf}, "non_finite"},
-        {{1e30, 0.5 * GiB}, "too_large"}, {{0.3, 1e30}, "too_large"},       {{0.3, 1e15 * GiB}, "too_large"}};
+        {{0, 0.5 * GiB}, "not_positive"},  {{0.3, 0}, "not_positive"},
+        {{-1, 0.5 * GiB}, "not_positive"}, {{0.3, -GiB}, "not_positive"},
+        {{kInf, 0.5 * GiB}, "non_finite"}, {{0.3, -kInf}, "non_finite"},
+        {{1e30, 0.5 * GiB}, "too_large"},  {{0.3, 1e30}, "too_large"},
+        {{0.3, 1e15 * GiB}, "too_large"}};
     for (const auto& [usage, reason] : bad) {
         TrackerInput in = input(200, usage.cpu, usage.memory);
         const TrackerStep s = t.step(in);
@@ -116,9 +127,11 @@ TEST_CASE("tracker: zero, negative, infinite or huge usage is skipped and never 
     CHECK(good.phase == expected.phase);
 }
 
-TEST_CASE("tracker: a container is first resized after its own samples, not on the model's alone", "[unit]") {
+TEST_CASE("tracker: a container is first resized after its own samples, not on the model's alone",
+          "[unit]") {
     const AutoscalerSpec spec = spec_with_bounds(json::object(), json::object()).spec;
-    ContainerTracker t(std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
+    ContainerTracker t(
+        std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
     const policy::PhaseOptions options = phase_options(spec);
     REQUIRE(options.first_resize_samples > 1);
     REQUIRE(options.max_growth > 1);
@@ -128,7 +141,8 @@ TEST_CASE("tracker: a container is first resized after its own samples, not on t
         in.allocated = in.limits = {0.1, 0.25 * GiB};
         return in;
     };
-    for (std::size_t i = 1; i < options.first_resize_samples; ++i) CHECK_FALSE(t.step(sample(100.0 + i)).recommendation);
+    for (std::size_t i = 1; i < options.first_resize_samples; ++i)
+        CHECK_FALSE(t.step(sample(100.0 + i)).recommendation);
     const TrackerStep s = t.step(sample(200));
     REQUIRE(s.recommendation);
     // One step: at most max_growth times what is in force, though usage and the phase want more;

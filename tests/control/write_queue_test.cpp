@@ -45,14 +45,18 @@ TEST_CASE("write queue: results come back on the caller's thread, errors as text
     std::vector<std::string> results;
     const auto caller = std::this_thread::get_id();
     bool on_caller = true;
-    q.submit("a", [&] { ++ran; }, [&](const std::string& e) {
-        on_caller = on_caller && std::this_thread::get_id() == caller;
-        results.push_back("a:" + e);
-    });
-    q.submit("b", [&] { throw std::runtime_error("403 forbidden"); }, [&](const std::string& e) {
-        on_caller = on_caller && std::this_thread::get_id() == caller;
-        results.push_back("b:" + e);
-    });
+    q.submit(
+        "a", [&] { ++ran; },
+        [&](const std::string& e) {
+            on_caller = on_caller && std::this_thread::get_id() == caller;
+            results.push_back("a:" + e);
+        });
+    q.submit(
+        "b", [&] { throw std::runtime_error("403 forbidden"); },
+        [&](const std::string& e) {
+            on_caller = on_caller && std::this_thread::get_id() == caller;
+            results.push_back("b:" + e);
+        });
     q.wait_idle();
     CHECK(ran == 1);
     CHECK(results.empty());  // nothing is called behind the caller's back
@@ -63,7 +67,10 @@ TEST_CASE("write queue: results come back on the caller's thread, errors as text
     CHECK(q.run_completions() == 0);
 }
 
-TEST_CASE("write queue: a newer write of a waiting key replaces it; one key runs once at a time, in order", "[unit]") {
+TEST_CASE(
+    "write queue: a newer write of a waiting key replaces it; one key runs once at a time, in "
+    "order",
+    "[unit]") {
     WriteQueue q(4);
     Gate gate;
     std::mutex mutex;

@@ -19,11 +19,11 @@ const std::filesystem::path kBaseDir = "/nonexistent/phasescale-fuzz";
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text = fuzz::text_of(data, size);
-  try {
-    const auto config = kube::Config::from_kubeconfig_text(text, "fuzz-kubeconfig", kBaseDir);
-    fuzz::require(!config.server.empty(), "a loaded kubeconfig names a server");
-  } catch (const kube::ConfigError&) {
-  }
-  return 0;
+    const std::string text = fuzz::text_of(data, size);
+    try {
+        const auto config = kube::Config::from_kubeconfig_text(text, "fuzz-kubeconfig", kBaseDir);
+        fuzz::require(!config.server.empty(), "a loaded kubeconfig names a server");
+    } catch (const kube::ConfigError&) {
+    }
+    return 0;
 }

@@ -10,16 +10,18 @@
 #include "phasescale/kube/events.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::wait_until;
 using kube_test::make_pod;
 using kube_test::testenv;
 using kube_test::TestNamespace;
+using kube_test::wait_until;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::string node(int i) { return "kwok-node-" + std::to_string(i % std::max(1, testenv().nodes)); }
+std::string node(int i) {
+    return "kwok-node-" + std::to_string(i % std::max(1, testenv().nodes));
+}
 
 bool is_running(const json& pod) {
     return pod.contains("status") && pod["status"].value("phase", "") == "Running";
@@ -33,7 +35,8 @@ TEST_CASE("pods: list with pagination and watch a few hundred", "[integration][p
     constexpr int kPods = 300;
     for (int i = 0; i < kPods; ++i) {
         client.create(kube::resources::pods, ns.name(),
-                      make_pod("bulk-" + std::to_string(i), node(i), {}, json{{"app", "bulk"}, {"index", std::to_string(i % 7)}}));
+                      make_pod("bulk-" + std::to_string(i), node(i), {},
+                               json{{"app", "bulk"}, {"index", std::to_string(i % 7)}}));
     }
 
     // Pages of 50: six of them, every pod once, one snapshot (resourceVersion) for all.
@@ -48,7 +51,8 @@ TEST_CASE("pods: list with pagination and watch a few hundred", "[integration][p
         ++pages;
         REQUIRE(page["items"].size() <= 50);
         if (snapshot_rv.empty()) snapshot_rv = page["metadata"]["resourceVersion"];
-        for (const auto& item : page["items"]) CHECK(names.insert(item["metadata"]["name"].get<std::string>()).second);
+        for (const auto& item : page["items"])
+            CHECK(names.insert(item["metadata"]["name"].get<std::string>()).second);
         std::string cont = page["metadata"].value("continue", "");
         if (cont.empty()) break;
         lo.continue_token = cont;
@@ -56,20 +60,23 @@ TEST_CASE("pods: list with pagination and watch a few hundred", "[integration][p
     CHECK(pages == 6);
     CHECK(names.size() == kPods);
 
-    json all = client.list_all(kube::resources::pods, ns.name(), kube_test::selecting("app=bulk", "", 64));
+    json all =
+        client.list_all(kube::resources::pods, ns.name(), kube_test::selecting("app=bulk", "", 64));
     REQUIRE(all["items"].size() == kPods);
     CHECK(all["items"][0]["kind"] == "Pod");
     CHECK(all["items"][0]["apiVersion"] == "v1");
     CHECK_FALSE(all["metadata"].contains("continue"));
     // A label selector narrows the list on the server.
-    json some = client.list_all(kube::resources::pods, ns.name(), kube_test::selecting("app=bulk,index=3"));
+    json some =
+        client.list_all(kube::resources::pods, ns.name(), kube_test::selecting("app=bulk,index=3"));
     CHECK(some["items"].size() == 43);  // i % 7 == 3 for i < 300
 
     // Watch from the list's resourceVersion until KWOK has made every pod Running.
     std::map<std::string, json> state;
     for (const auto& item : all["items"]) state[item["metadata"]["name"]] = item;
     auto all_running = [&] {
-        return std::all_of(state.begin(), state.end(), [](const auto& kv) { return is_running(kv.second); });
+        return std::all_of(state.begin(), state.end(),
+                           [](const auto& kv) { return is_running(kv.second); });
     };
     kube::WatchOptions wo;
     wo.resource_version = all["metadata"]["resourceVersion"];
@@ -90,7 +97,8 @@ TEST_CASE("pods: list with pagination and watch a few hundred", "[integration][p
     INFO("MODIFIED events seen: " << modified);
 
     // Deletions arrive as DELETED events, one per pod.
-    std::string rv = client.list(kube::resources::pods, ns.name(), kube_test::selecting("", "", 1))["metadata"]["resourceVersion"];
+    std::string rv = client.list(kube::resources::pods, ns.name(),
+                                 kube_test::selecting("", "", 1))["metadata"]["resourceVersion"];
     wo.resource_version = rv;
     auto deletions = client.watch(kube::resources::pods, ns.name(), wo);
     std::thread deleter([&] {
@@ -101,19 +109,25 @@ TEST_CASE("pods: list with pagination and watch a few hundred", "[integration][p
     });
     std::set<std::string> deleted;
     deadline = std::chrono::steady_clock::now() + 60s;
-    while (deleted.size() < kPods / 3 && std::chrono::steady_clock::now() < deadline && deletions.next(ev)) {
-        if (ev.type == kube::WatchEventType::Deleted) CHECK(deleted.insert(ev.object["metadata"]["name"]).second);
+    while (deleted.size() < kPods / 3 && std::chrono::steady_clock::now() < deadline &&
+           deletions.next(ev)) {
+        if (ev.type == kube::WatchEventType::Deleted)
+            CHECK(deleted.insert(ev.object["metadata"]["name"]).second);
     }
     deleter.join();
     CHECK(deleted.size() == kPods / 3);
     CHECK(client.list_all(kube::resources::pods, ns.name())["items"].size() == kPods - kPods / 3);
 }
 
-TEST_CASE("objects: create, get, update, patches, apply, delete, typed errors", "[integration][crud]") {
+TEST_CASE("objects: create, get, update, patches, apply, delete, typed errors",
+          "[integration][crud]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-crud");
     const auto& cms = kube::resources::config_maps;
-    json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "settings"}}}, {"data", {{"a", "1"}}}};
+    json cm = {{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata", {{"name", "settings"}}},
+               {"data", {{"a", "1"}}}};
     json created = client.create(cms, ns.name(), cm);
     CHECK(created["metadata"]["namespace"] == ns.name());
     CHECK_THROWS_AS(client.create(cms, ns.name(), cm), kube::Conflict);
@@ -138,33 +152,41 @@ TEST_CASE("objects: create, get, update, patches, apply, delete, typed errors", 
         FAIL("a stale update was accepted");
     } catch (const kube::Conflict& e) {
         CHECK(e.reason() == "Conflict");
-        CHECK_THAT(e.what(), Catch::Contains("PUT /api/v1/namespaces/" + ns.name() + "/configmaps/settings"));
+        CHECK_THAT(e.what(),
+                   Catch::Contains("PUT /api/v1/namespaces/" + ns.name() + "/configmaps/settings"));
     }
 
-    json merged = client.patch(cms, ns.name(), "settings", json{{"data", {{"c", "3"}, {"a", nullptr}}}}, kube::PatchType::Merge);
+    json merged =
+        client.patch(cms, ns.name(), "settings", json{{"data", {{"c", "3"}, {"a", nullptr}}}},
+                     kube::PatchType::Merge);
     CHECK(merged["data"] == json({{"b", "2"}, {"c", "3"}}));
-    json patched = client.patch(cms, ns.name(), "settings",
-                                json::array({json{{"op", "add"}, {"path", "/data/d"}, {"value", "4"}},
-                                             json{{"op", "test"}, {"path", "/data/b"}, {"value", "2"}}}),
-                                kube::PatchType::Json);
+    json patched =
+        client.patch(cms, ns.name(), "settings",
+                     json::array({json{{"op", "add"}, {"path", "/data/d"}, {"value", "4"}},
+                                  json{{"op", "test"}, {"path", "/data/b"}, {"value", "2"}}}),
+                     kube::PatchType::Json);
     CHECK(patched["data"]["d"] == "4");
     // A failing JSON patch test operation is rejected.
-    CHECK_THROWS_AS(client.patch(cms, ns.name(), "settings",
-                                 json::array({json{{"op", "test"}, {"path", "/data/b"}, {"value", "nope"}}}),
-                                 kube::PatchType::Json),
-                    kube::ApiError);
+    CHECK_THROWS_AS(
+        client.patch(cms, ns.name(), "settings",
+                     json::array({json{{"op", "test"}, {"path", "/data/b"}, {"value", "nope"}}}),
+                     kube::PatchType::Json),
+        kube::ApiError);
 
     // Strategic merge on a core type: containers merge by name.
     client.create(kube::resources::pods, ns.name(), make_pod("sm", node(0)));
     json sm = client.patch(kube::resources::pods, ns.name(), "sm",
-                           json{{"metadata", {{"labels", {{"tier", "gold"}}}}}}, kube::PatchType::StrategicMerge);
+                           json{{"metadata", {{"labels", {{"tier", "gold"}}}}}},
+                           kube::PatchType::StrategicMerge);
     CHECK(sm["metadata"]["labels"]["tier"] == "gold");
     CHECK(sm["spec"]["containers"].size() == 1);
 
-    // Server-side apply: fields owned by a manager; another manager's conflicting change needs force.
-    json applied = client.apply(cms, ns.name(),
-                                json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "phasescale"}}}},
-                                "phasescale");
+    // Server-side apply: fields owned by a manager; another manager's conflicting change needs
+    // force.
+    json applied =
+        client.apply(cms, ns.name(),
+                     json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "phasescale"}}}},
+                     "phasescale");
     CHECK(applied["data"]["owner"] == "phasescale");
     bool managed = false;
     for (const auto& mf : applied["metadata"]["managedFields"]) {
@@ -172,13 +194,17 @@ TEST_CASE("objects: create, get, update, patches, apply, delete, typed errors", 
     }
     CHECK(managed);
     try {
-        client.apply(cms, ns.name(), json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "intruder"}}}}, "other");
+        client.apply(cms, ns.name(),
+                     json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "intruder"}}}},
+                     "other");
         FAIL("conflicting apply accepted");
     } catch (const kube::Conflict& e) {
         CHECK_THAT(e.api_message(), Catch::Contains("conflict"));
     }
-    json forced = client.apply(cms, ns.name(), json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "intruder"}}}},
-                               "other", true);
+    json forced =
+        client.apply(cms, ns.name(),
+                     json{{"metadata", {{"name", "applied"}}}, {"data", {{"owner", "intruder"}}}},
+                     "other", true);
     CHECK(forced["data"]["owner"] == "intruder");
 
     // Delete, then 404 everywhere; a dry run changes nothing.
@@ -210,9 +236,11 @@ TEST_CASE("pods: eviction and the scale subresource", "[integration][subresource
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-sub");
     client.create(kube::resources::pods, ns.name(), make_pod("victim", node(1)));
-    REQUIRE(wait_until([&] { return is_running(client.get(kube::resources::pods, ns.name(), "victim")); }, 30s));
+    REQUIRE(wait_until(
+        [&] { return is_running(client.get(kube::resources::pods, ns.name(), "victim")); }, 30s));
     client.evict(ns.name(), "victim", kube_test::immediately());
-    CHECK(wait_until([&] { return !client.try_get(kube::resources::pods, ns.name(), "victim"); }, 30s));
+    CHECK(wait_until([&] { return !client.try_get(kube::resources::pods, ns.name(), "victim"); },
+                     30s));
     CHECK_THROWS_AS(client.evict(ns.name(), "victim"), kube::NotFound);
 
     // A Deployment's scale (the controller-manager runs; KWOK makes its pods Running).
@@ -225,7 +253,8 @@ TEST_CASE("pods: eviction and the scale subresource", "[integration][subresource
           {"selector", {{"matchLabels", {{"app", "web"}}}}},
           {"template",
            {{"metadata", {{"labels", {{"app", "web"}}}}},
-            {"spec", {{"containers", json::array({json{{"name", "main"}, {"image", "web"}}})}}}}}}}};
+            {"spec",
+             {{"containers", json::array({json{{"name", "main"}, {"image", "web"}}})}}}}}}}};
     client.create(kube::resources::deployments, ns.name(), deployment);
     json scale = client.get_scale(kube::resources::deployments, ns.name(), "web");
     CHECK(scale["kind"] == "Scale");
@@ -239,7 +268,8 @@ TEST_CASE("auth: token, client certificate, token file, RBAC denial", "[integrat
     const auto& env = testenv();
     auto review = [](const kube::Client& c) {
         json body = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}};
-        return c.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {}, body)["status"]["userInfo"]["username"];
+        return c.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {},
+                         body)["status"]["userInfo"]["username"];
     };
     CHECK(review(kube_test::admin_client()) == "admin");
     CHECK(review(kube_test::admin_client("testenv-cert")) == "admin");
@@ -263,13 +293,15 @@ TEST_CASE("auth: token, client certificate, token file, RBAC denial", "[integrat
 
     auto nobody = kube::Config::from_kubeconfig(env.kubeconfig);
     nobody.token = "not-a-token";
-    CHECK_THROWS_AS(kube::Client(nobody).list(kube::resources::pods, "default"), kube::Unauthorized);
+    CHECK_THROWS_AS(kube::Client(nobody).list(kube::resources::pods, "default"),
+                    kube::Unauthorized);
 
     json version = kube_test::admin_client().server_version();
     CHECK(version["gitVersion"].get<std::string>().rfind("v1.", 0) == 0);
 }
 
-TEST_CASE("auth: a rotated token file is read again while the client runs", "[integration][token-rotation]") {
+TEST_CASE("auth: a rotated token file is read again while the client runs",
+          "[integration][token-rotation]") {
     // The kubelet rewrites a projected service-account token before it expires; a client that
     // kept the first one would be refused within the hour. Here the file changes from the
     // viewer's token to the admin's under a running client.
@@ -284,7 +316,10 @@ TEST_CASE("auth: a rotated token file is read again while the client runs", "[in
     kube::Client client(cfg);
     auto user = [&] {
         json body = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}};
-        return client.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {}, body)["status"]["userInfo"]["username"].get<std::string>();
+        return client
+            .request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {},
+                     body)["status"]["userInfo"]["username"]
+            .get<std::string>();
     };
     CHECK(user() == "viewer");
     CHECK_THROWS_AS(client.list(kube::resources::pods, "default"), kube::Forbidden);
@@ -295,12 +330,14 @@ TEST_CASE("auth: a rotated token file is read again while the client runs", "[in
     CHECK(user() == "admin");
 }
 
-TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is refused", "[integration][tls]") {
+TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is refused",
+          "[integration][tls]") {
     const auto& env = testenv();
     kube_test::TempDir tmp;
     const std::string d = tmp.path().string();
     kube_test::run("cd '" + d +
-                   "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout other-ca.key "
+                   "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+                   "-keyout other-ca.key "
                    "-out other-ca.crt -days 1 -subj /CN=other-ca");
 
     // The real API server, but trusting another CA: refused during the handshake.
@@ -323,13 +360,19 @@ TEST_CASE("tls: a serving certificate from the wrong CA, or for another name, is
     auto serve = [&](const std::string& san) {
         std::string ext = d + "/" + san.substr(0, 3) + ".ext";
         kube_test::write_file(ext, "subjectAltName=" + san + "\nextendedKeyUsage=serverAuth\n");
-        kube_test::run("cd '" + d + "' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout s.key "
-                       "-out s.csr -subj /CN=s && openssl x509 -req -in s.csr -CA '" + env.ca_file + "' -CAkey '" +
-                       env.dir + "/pki/ca.key' -CAcreateserial -CAserial s.srl -out s.crt -days 1 -extfile '" + ext + "'");
+        kube_test::run(
+            "cd '" + d +
+            "' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "
+            "s.key "
+            "-out s.csr -subj /CN=s && openssl x509 -req -in s.csr -CA '" +
+            env.ca_file + "' -CAkey '" + env.dir +
+            "/pki/ca.key' -CAcreateserial -CAserial s.srl -out s.crt -days 1 -extfile '" + ext +
+            "'");
         int port = kube_test::free_port();
         auto server = std::make_unique<kube_test::ChildProcess>(
-            std::vector<std::string>{"openssl", "s_server", "-quiet", "-accept", "127.0.0.1:" + std::to_string(port),
-                                     "-cert", d + "/s.crt", "-key", d + "/s.key", "-WWW"},
+            std::vector<std::string>{"openssl", "s_server", "-quiet", "-accept",
+                                     "127.0.0.1:" + std::to_string(port), "-cert", d + "/s.crt",
+                                     "-key", d + "/s.key", "-WWW"},
             tmp.path() / ("s_server-" + std::to_string(port) + ".log"), tmp.path());
         REQUIRE(kube_test::wait_for_port(port, 10s));
         return std::make_pair(std::move(server), port);
@@ -364,13 +407,15 @@ TEST_CASE("events: recorded with the involved object, repeats counted", "[integr
     kube::EventRecorder recorder(client, "phasescale-operator", "test-instance");
     auto ref = kube::reference_to(pod);
     CHECK(ref.kind == "Pod");
-    json ev = recorder.record(ref, kube::EventType::Normal, "Resized", "cpu 100m -> 150m (phase training)");
+    json ev = recorder.record(ref, kube::EventType::Normal, "Resized",
+                              "cpu 100m -> 150m (phase training)");
     CHECK(ev["involvedObject"]["uid"] == pod["metadata"]["uid"]);
     recorder.record(ref, kube::EventType::Normal, "Resized", "cpu 100m -> 150m (phase training)");
     recorder.record(ref, kube::EventType::Warning, "ResizeInfeasible", "the node is too small");
 
-    json list = client.list_all(kube::resources::events, ns.name(),
-                                kube_test::selecting("", "involvedObject.name=trainer,reason=Resized"));
+    json list =
+        client.list_all(kube::resources::events, ns.name(),
+                        kube_test::selecting("", "involvedObject.name=trainer,reason=Resized"));
     REQUIRE(list["items"].size() == 1);
     const json& resized = list["items"][0];
     CHECK(resized["count"] == 2);
@@ -378,8 +423,9 @@ TEST_CASE("events: recorded with the involved object, repeats counted", "[integr
     CHECK(resized["source"]["component"] == "phasescale-operator");
     CHECK(resized["involvedObject"]["kind"] == "Pod");
     CHECK(resized["involvedObject"]["namespace"] == ns.name());
-    json warnings = client.list_all(kube::resources::events, ns.name(),
-                                    kube_test::selecting("", "involvedObject.name=trainer,type=Warning"));
+    json warnings =
+        client.list_all(kube::resources::events, ns.name(),
+                        kube_test::selecting("", "involvedObject.name=trainer,type=Warning"));
     REQUIRE(warnings["items"].size() == 1);
     CHECK(warnings["items"][0]["reason"] == "ResizeInfeasible");
 }

@@ -11,15 +11,17 @@
 #include "phasescale/kube/informer.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::wait_until;
 using kube_test::make_pod;
 using kube_test::TestNamespace;
+using kube_test::wait_until;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::string node(int i) { return "kwok-node-" + std::to_string(i % std::max(1, kube_test::testenv().nodes)); }
+std::string node(int i) {
+    return "kwok-node-" + std::to_string(i % std::max(1, kube_test::testenv().nodes));
+}
 
 // What the handlers were told, kept apart from the informer's store.
 struct Recorder {
@@ -28,8 +30,8 @@ struct Recorder {
     std::map<std::string, int> adds, deletes;
     int updates = 0;
     int resync_updates = 0;
-    bool duplicate_add = false;     // an add for a key the view already had
-    bool unknown_delete = false;    // a delete for a key the view did not have
+    bool duplicate_add = false;   // an add for a key the view already had
+    bool unknown_delete = false;  // a delete for a key the view did not have
 
     kube::EventHandlers handlers() {
         return {
@@ -42,7 +44,8 @@ struct Recorder {
             },
             [this](const json& old_o, const json& new_o) {
                 std::lock_guard lock(mutex);
-                if (&old_o == &new_o || old_o["metadata"]["resourceVersion"] == new_o["metadata"]["resourceVersion"]) {
+                if (&old_o == &new_o ||
+                    old_o["metadata"]["resourceVersion"] == new_o["metadata"]["resourceVersion"]) {
                     ++resync_updates;
                 }
                 view[kube::object_key(new_o)] = new_o["metadata"]["resourceVersion"];
@@ -73,28 +76,33 @@ std::map<std::string, std::string> store_state(const kube::Informer& informer) {
 
 // The store, the handlers' view and the server agree (the server listed last, so a change
 // still travelling shows up as a retry of wait_until()).
-bool consistent(const kube::Client& client, const kube::Informer& informer, Recorder& rec, const std::string& ns) {
+bool consistent(const kube::Client& client, const kube::Informer& informer, Recorder& rec,
+                const std::string& ns) {
     auto server = kube_test::server_state(client, kube::resources::pods, ns);
     return store_state(informer) == server && rec.snapshot() == server;
 }
 
-void create_pods(const kube::Client& client, const std::string& ns, const std::string& prefix, int from, int to) {
+void create_pods(const kube::Client& client, const std::string& ns, const std::string& prefix,
+                 int from, int to) {
     for (int i = from; i < to; ++i) {
-        client.create(kube::resources::pods, ns, make_pod(prefix + std::to_string(i), node(i), {}, json{{"app", "inf"}}));
+        client.create(kube::resources::pods, ns,
+                      make_pod(prefix + std::to_string(i), node(i), {}, json{{"app", "inf"}}));
     }
 }
 
-void label_pods(const kube::Client& client, const std::string& ns, const std::string& prefix, int from, int to,
-                const std::string& value) {
+void label_pods(const kube::Client& client, const std::string& ns, const std::string& prefix,
+                int from, int to, const std::string& value) {
     for (int i = from; i < to; ++i) {
         client.patch(kube::resources::pods, ns, prefix + std::to_string(i),
                      json{{"metadata", {{"labels", {{"step", value}}}}}}, kube::PatchType::Merge);
     }
 }
 
-void delete_pods(const kube::Client& client, const std::string& ns, const std::string& prefix, int from, int to) {
+void delete_pods(const kube::Client& client, const std::string& ns, const std::string& prefix,
+                 int from, int to) {
     for (int i = from; i < to; ++i) {
-        client.remove(kube::resources::pods, ns, prefix + std::to_string(i), kube_test::immediately());
+        client.remove(kube::resources::pods, ns, prefix + std::to_string(i),
+                      kube_test::immediately());
     }
 }
 
@@ -109,7 +117,8 @@ kube::InformerOptions options_for(const std::string& ns) {
 
 }  // namespace
 
-TEST_CASE("informer: the store equals the server after creates, updates and deletes", "[integration][informer]") {
+TEST_CASE("informer: the store equals the server after creates, updates and deletes",
+          "[integration][informer]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-inf");
     create_pods(client, ns.name(), "p", 0, 50);
@@ -198,12 +207,15 @@ TEST_CASE("informer: consistent again after kube-apiserver restarts in the middl
     for (const auto& [k, n] : rec.adds) CHECK(n == 1);
     for (const auto& [k, n] : rec.deletes) CHECK(n == 1);
     CHECK(rec.deletes.size() == 15);
-    INFO("stats: lists " << informer.stats().lists << ", watches " << informer.stats().watches << ", gone "
-                         << informer.stats().gone << ", errors " << informer.stats().errors);
+    INFO("stats: lists " << informer.stats().lists << ", watches " << informer.stats().watches
+                         << ", gone " << informer.stats().gone << ", errors "
+                         << informer.stats().errors);
 }
 
-TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists without loss or duplicates",
-          "[integration][informer-gone]") {
+TEST_CASE(
+    "informer: a too-old resourceVersion gets 410 and the informer relists without loss or "
+    "duplicates",
+    "[integration][informer-gone]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-gone");
     create_pods(client, ns.name(), "g", 0, 30);
@@ -232,9 +244,16 @@ TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists
     delete_pods(client, ns.name(), "g", 3, 13);
     label_pods(client, ns.name(), "g", 13, 23, "changed");
     kube_test::testenv_command({"restart-component", "apiserver"});
-    REQUIRE(wait_until([&] {
-        try { client.server_version(); return true; } catch (...) { return false; }
-    }, 30s));
+    REQUIRE(wait_until(
+        [&] {
+            try {
+                client.server_version();
+                return true;
+            } catch (...) {
+                return false;
+            }
+        },
+        30s));
     bool gone = false;
     try {
         kube::WatchOptions wo;
@@ -245,7 +264,8 @@ TEST_CASE("informer: a too-old resourceVersion gets 410 and the informer relists
         while (stream.next(ev)) {
             if (ev.type == kube::WatchEventType::Error) {
                 gone = ev.object.value("code", 0) == 410;
-                CHECK_THAT(ev.object.value("message", ""), Catch::Contains("too old resource version"));
+                CHECK_THAT(ev.object.value("message", ""),
+                           Catch::Contains("too old resource version"));
                 break;
             }
         }

@@ -11,12 +11,13 @@
 #include "phasescale/kube/leader_election.hpp"
 
 namespace kube = phasescale::kube;
-using kube_test::wait_until;
 using kube_test::TestNamespace;
+using kube_test::wait_until;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-TEST_CASE("leader election: one leader at a time; takeover when the leader stops renewing", "[integration][lease]") {
+TEST_CASE("leader election: one leader at a time; takeover when the leader stops renewing",
+          "[integration][lease]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-lease");
 
@@ -35,7 +36,12 @@ TEST_CASE("leader election: one leader at a time; takeover when the leader stops
     kube::LeaderElector a(client, cfg_a, {[&] { ++started_a; }, [&] { ++stopped_a; }, {}});
     kube::LeaderElector b(client, cfg_b, {[&] { ++started_b; }, [&] { ++stopped_b; }, {}});
 
-    CHECK_THROWS_AS(kube::LeaderElector(client, [&] { auto c = cfg_a; c.renew_deadline = 5s; return c; }()),
+    CHECK_THROWS_AS(kube::LeaderElector(client,
+                                        [&] {
+                                            auto c = cfg_a;
+                                            c.renew_deadline = 5s;
+                                            return c;
+                                        }()),
                     std::invalid_argument);
 
     a.start();
@@ -78,7 +84,8 @@ TEST_CASE("leader election: one leader at a time; takeover when the leader stops
         [&] {
             // Not before the lease could have expired: the last renewal was at most one retry
             // period before the stop.
-            if (follower.is_leader() && std::chrono::steady_clock::now() - stopped_at < base.lease_duration - base.retry_period - 200ms) {
+            if (follower.is_leader() && std::chrono::steady_clock::now() - stopped_at <
+                                            base.lease_duration - base.retry_period - 200ms) {
                 early = true;
             }
             return follower.is_leader();
@@ -86,7 +93,9 @@ TEST_CASE("leader election: one leader at a time; takeover when the leader stops
         20s, 20ms));
     auto takeover = std::chrono::steady_clock::now() - stopped_at;
     CHECK_FALSE(early);
-    INFO("takeover after " << std::chrono::duration_cast<std::chrono::milliseconds>(takeover).count() << " ms");
+    INFO(
+        "takeover after " << std::chrono::duration_cast<std::chrono::milliseconds>(takeover).count()
+                          << " ms");
     CHECK(takeover <= base.lease_duration + 2 * base.retry_period + 1s);
     lease = client.get(kube::resources::leases, ns.name(), "phasescale-operator");
     CHECK(lease["spec"]["holderIdentity"] == follower.config().identity);
@@ -125,8 +134,10 @@ TEST_CASE("leader election: release on stop hands over at once", "[integration][
     b.stop();
 }
 
-TEST_CASE("leader election: writes are fenced on a fresh lease; a replica whose renewals stall writes nothing",
-          "[integration][lease-fence]") {
+TEST_CASE(
+    "leader election: writes are fenced on a fresh lease; a replica whose renewals stall writes "
+    "nothing",
+    "[integration][lease-fence]") {
     auto admin = kube_test::admin_client();
     TestNamespace ns(admin, "kube-it-fence");
     kube::LeaderElectionConfig cfg;
@@ -150,9 +161,13 @@ TEST_CASE("leader election: writes are fenced on a fresh lease; a replica whose 
     kube::Client data(data_cfg);
 
     auto config_map = [&](const std::string& name) {
-        return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
+        return json{{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", name}}},
+                    {"data", {{"k", "v"}}}};
     };
-    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("before")), kube::Fenced);
+    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("before")),
+                    kube::Fenced);
     elector = std::make_unique<kube::LeaderElector>(kube::Client(lease_cfg), cfg);
     elector->start();
     REQUIRE(wait_until([&] { return elector->holds_fresh_lease(); }, 15s));
@@ -161,7 +176,8 @@ TEST_CASE("leader election: writes are fenced on a fresh lease; a replica whose 
 
     lease_reachable = false;  // renewals fail from now on
     REQUIRE(wait_until([&] { return !elector->holds_fresh_lease(); }, cfg.renew_deadline + 2s));
-    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("stale")), kube::Fenced);
+    CHECK_THROWS_AS(data.create(kube::resources::config_maps, ns.name(), config_map("stale")),
+                    kube::Fenced);
     CHECK_FALSE(admin.try_get(kube::resources::config_maps, ns.name(), "stale").has_value());
     CHECK_FALSE(admin.try_get(kube::resources::config_maps, ns.name(), "before").has_value());
 

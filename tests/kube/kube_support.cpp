@@ -19,9 +19,10 @@ namespace {
 std::string env_or_throw(const char* name) {
     const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0') {
-        throw std::runtime_error(std::string(name) +
-                                 " is not set: run this test through ctest (it starts the test control plane "
-                                 "with tests/testenv), or under tests/testenv/with-testenv.sh");
+        throw std::runtime_error(
+            std::string(name) +
+            " is not set: run this test through ctest (it starts the test control plane "
+            "with tests/testenv), or under tests/testenv/with-testenv.sh");
     }
     return v;
 }
@@ -29,8 +30,10 @@ std::string env_or_throw(const char* name) {
 std::string shell_quote(const std::string& s) {
     std::string out = "'";
     for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -81,13 +84,16 @@ std::string suffix(std::size_t n) {
 
 TestNamespace::TestNamespace(const kube::Client& client, const std::string& prefix)
     : client_(client), name_(prefix + "-" + suffix()) {
-    client_.create(kube::resources::namespaces, "",
-                   json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name_}}}});
+    client_.create(
+        kube::resources::namespaces, "",
+        json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name_}}}});
     // Pods need the namespace's default service account; the controller-manager makes it, but
     // not at once.
     try {
         client_.create(kube::resources::service_accounts, name_,
-                       json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "default"}}}});
+                       json{{"apiVersion", "v1"},
+                            {"kind", "ServiceAccount"},
+                            {"metadata", {{"name", "default"}}}});
     } catch (const kube::Conflict&) {
     }
 }
@@ -101,20 +107,24 @@ TestNamespace::~TestNamespace() {
     }
 }
 
-json make_pod(const std::string& name, const std::string& node, const PodResources& r, const json& labels) {
+json make_pod(const std::string& name, const std::string& node, const PodResources& r,
+              const json& labels) {
     json resources = json::object();
     if (!r.cpu_request.empty()) resources["requests"]["cpu"] = r.cpu_request;
     if (!r.memory_request.empty()) resources["requests"]["memory"] = r.memory_request;
     if (!r.cpu_limit.empty()) resources["limits"]["cpu"] = r.cpu_limit;
     if (!r.memory_limit.empty()) resources["limits"]["memory"] = r.memory_limit;
-    return json{{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata", {{"name", name}, {"labels", labels}}},
-                {"spec",
-                 {{"nodeName", node},
-                  {"automountServiceAccountToken", false},
-                  {"terminationGracePeriodSeconds", 0},
-                  {"containers", json::array({json{{"name", "main"}, {"image", "trainer:latest"}, {"resources", resources}}})}}}};
+    return json{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"labels", labels}}},
+        {"spec",
+         {{"nodeName", node},
+          {"automountServiceAccountToken", false},
+          {"terminationGracePeriodSeconds", 0},
+          {"containers",
+           json::array(
+               {json{{"name", "main"}, {"image", "trainer:latest"}, {"resources", resources}}})}}}};
 }
 
 kube::ListOptions selecting(const std::string& labels, const std::string& fields, int limit) {
@@ -143,22 +153,18 @@ kube::PatchOptions on_subresource(const std::string& subresource) {
     return o;
 }
 
-
-std::map<std::string, std::string> server_state(const kube::Client& client, const kube::Resource& resource,
+std::map<std::string, std::string> server_state(const kube::Client& client,
+                                                const kube::Resource& resource,
                                                 const std::string& ns) {
     std::map<std::string, std::string> state;
     json list = client.list_all(resource, ns);
     for (const auto& item : list["items"]) {
-        state[kube::object_key(item["metadata"].value("namespace", ""), item["metadata"]["name"].get<std::string>())] =
+        state[kube::object_key(item["metadata"].value("namespace", ""),
+                               item["metadata"]["name"].get<std::string>())] =
             item["metadata"]["resourceVersion"].get<std::string>();
     }
     return state;
 }
-
-
-
-
-
 
 std::string run(const std::string& command) {
     std::string full = command + " 2>&1";
@@ -169,12 +175,10 @@ std::string run(const std::string& command) {
     std::size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
     int status = pclose(p);
-    if (status != 0) throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command + "\n" + out);
+    if (status != 0)
+        throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command +
+                                 "\n" + out);
     return out;
 }
-
-
-
-
 
 }  // namespace kube_test

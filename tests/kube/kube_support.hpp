@@ -78,13 +78,15 @@ json make_pod(const std::string& name, const std::string& node, const PodResourc
               const json& labels = json::object());
 
 // Options, without designated initializers (GCC warns about the members they leave out).
-kube::ListOptions selecting(const std::string& labels, const std::string& fields = {}, int limit = 0);
+kube::ListOptions selecting(const std::string& labels, const std::string& fields = {},
+                            int limit = 0);
 kube::DeleteOptions immediately();  // grace period 0
 kube::DeleteOptions dry_run_delete();
 kube::PatchOptions on_subresource(const std::string& subresource);
 
 // name -> metadata.resourceVersion of every object the server lists.
-std::map<std::string, std::string> server_state(const kube::Client& client, const kube::Resource& resource,
+std::map<std::string, std::string> server_state(const kube::Client& client,
+                                                const kube::Resource& resource,
                                                 const std::string& ns);
 
 // Runs a shell command; throws with its output if it fails.

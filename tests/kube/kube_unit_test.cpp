@@ -18,9 +18,9 @@
 
 namespace kube = phasescale::kube;
 namespace fs = std::filesystem;
-using test_support::FakeHttpServer;
 using kube_test::TempDir;
 using nlohmann::json;
+using test_support::FakeHttpServer;
 
 namespace {
 
@@ -50,14 +50,18 @@ struct Pki {
 
 Pki make_pki(const fs::path& dir) {
     std::string d = dir.string();
-    kube_test::run("cd '" + d +
-                   "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key "
-                   "-out ca.crt -days 1 -subj /CN=unit-ca"
-                   " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key "
-                   "-out client.csr -subj /CN=unit-client"
-                   " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt "
-                   "-days 1"
-                   " && openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:prime256v1 -out other.key");
+    kube_test::run(
+        "cd '" + d +
+        "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "
+        "ca.key "
+        "-out ca.crt -days 1 -subj /CN=unit-ca"
+        " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "
+        "client.key "
+        "-out client.csr -subj /CN=unit-client"
+        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out "
+        "client.crt "
+        "-days 1"
+        " && openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:prime256v1 -out other.key");
     Pki p;
     p.dir = dir;
     p.ca_crt = kube_test::read_file(dir / "ca.crt");
@@ -74,7 +78,9 @@ std::string kubeconfig_text(const Pki& pki) {
            "- name: main\n"
            "  cluster:\n"
            "    server: https://127.0.0.1:6443/\n"
-           "    certificate-authority-data: " + base64(pki.ca_crt) + "\n"
+           "    certificate-authority-data: " +
+           base64(pki.ca_crt) +
+           "\n"
            "- name: byfile\n"
            "  cluster:\n"
            "    server: https://k8s.example:443\n"
@@ -93,11 +99,17 @@ std::string kubeconfig_text(const Pki& pki) {
            "    tokenFile: token.txt\n"
            "- name: certdata\n"
            "  user:\n"
-           "    client-certificate-data: " + base64(pki.client_crt) + "\n"
-           "    client-key-data: " + base64(pki.client_key) + "\n"
+           "    client-certificate-data: " +
+           base64(pki.client_crt) +
+           "\n"
+           "    client-key-data: " +
+           base64(pki.client_key) +
+           "\n"
            "- name: certfile\n"
            "  user:\n"
-           "    client-certificate: " + (pki.dir / "client.crt").string() + "\n"
+           "    client-certificate: " +
+           (pki.dir / "client.crt").string() +
+           "\n"
            "    client-key: client.key\n"
            "contexts:\n"
            "- name: a\n"
@@ -140,7 +152,8 @@ TEST_CASE("kubeconfig: current context with token and CA data", "[unit][kube][co
     kube::Client client(cfg);  // the material is usable
 }
 
-TEST_CASE("kubeconfig: named contexts with files, certificate data, token file and insecure", "[unit][kube][config]") {
+TEST_CASE("kubeconfig: named contexts with files, certificate data, token file and insecure",
+          "[unit][kube][config]") {
     TempDir tmp;
     Pki pki = make_pki(tmp.path());
     kube_test::write_file(tmp.path() / "token.txt", "  file-token\n");
@@ -169,33 +182,40 @@ TEST_CASE("kubeconfig: named contexts with files, certificate data, token file a
 
 TEST_CASE("kubeconfig: merged files, the first one wins", "[unit][kube][config]") {
     TempDir tmp;
-    kube_test::write_file(tmp.path() / "one", "clusters:\n- name: x\n  cluster: {server: https://one:1}\n"
-                                              "users:\n- name: u\n  user: {token: t1}\n"
-                                              "contexts:\n- name: ctx\n  context: {cluster: x, user: u}\n"
-                                              "current-context: ctx\n");
-    kube_test::write_file(tmp.path() / "two", "clusters:\n- name: x\n  cluster: {server: https://two:2}\n"
-                                              "- name: y\n  cluster: {server: https://y:3}\n"
-                                              "contexts:\n- name: other\n  context: {cluster: y, user: u}\n"
-                                              "current-context: other\n");
-    auto cfg = kube::Config::from_kubeconfig(std::vector<fs::path>{tmp.path() / "one", tmp.path() / "two"});
+    kube_test::write_file(tmp.path() / "one",
+                          "clusters:\n- name: x\n  cluster: {server: https://one:1}\n"
+                          "users:\n- name: u\n  user: {token: t1}\n"
+                          "contexts:\n- name: ctx\n  context: {cluster: x, user: u}\n"
+                          "current-context: ctx\n");
+    kube_test::write_file(tmp.path() / "two",
+                          "clusters:\n- name: x\n  cluster: {server: https://two:2}\n"
+                          "- name: y\n  cluster: {server: https://y:3}\n"
+                          "contexts:\n- name: other\n  context: {cluster: y, user: u}\n"
+                          "current-context: other\n");
+    auto cfg = kube::Config::from_kubeconfig(
+        std::vector<fs::path>{tmp.path() / "one", tmp.path() / "two"});
     CHECK(cfg.server == "https://one:1");
     CHECK(cfg.token == "t1");
-    auto other = kube::Config::from_kubeconfig(std::vector<fs::path>{tmp.path() / "one", tmp.path() / "two"}, "other");
+    auto other = kube::Config::from_kubeconfig(
+        std::vector<fs::path>{tmp.path() / "one", tmp.path() / "two"}, "other");
     CHECK(other.server == "https://y:3");
     CHECK(other.token == "t1");
 
     // $KUBECONFIG: a colon-separated list; missing files are skipped, all missing is an error.
     const char* saved = std::getenv("KUBECONFIG");
     std::string saved_value = saved ? saved : "";
-    std::string list = (tmp.path() / "absent").string() + ":" + (tmp.path() / "one").string() + ":" +
-                       (tmp.path() / "two").string();
+    std::string list = (tmp.path() / "absent").string() + ":" + (tmp.path() / "one").string() +
+                       ":" + (tmp.path() / "two").string();
     ::setenv("KUBECONFIG", list.c_str(), 1);
     CHECK(kube::Config::load_default().server == "https://one:1");
     CHECK(kube::Config::load_default("other").server == "https://y:3");
     ::setenv("KUBECONFIG", (tmp.path() / "absent").c_str(), 1);
-    CHECK_THROWS_WITH(kube::Config::load_default(), Catch::Contains("KUBECONFIG=") && Catch::Contains("no such file"));
-    if (saved) ::setenv("KUBECONFIG", saved_value.c_str(), 1);
-    else ::unsetenv("KUBECONFIG");
+    CHECK_THROWS_WITH(kube::Config::load_default(),
+                      Catch::Contains("KUBECONFIG=") && Catch::Contains("no such file"));
+    if (saved)
+        ::setenv("KUBECONFIG", saved_value.c_str(), 1);
+    else
+        ::unsetenv("KUBECONFIG");
 }
 
 TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config]") {
@@ -211,7 +231,8 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
     }
     SECTION("unknown context") {
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "prod"); });
-        CHECK_THAT(e, Catch::Contains("context \"prod\" not found") && Catch::Contains("a, b, broken-cluster, c, d"));
+        CHECK_THAT(e, Catch::Contains("context \"prod\" not found") &&
+                          Catch::Contains("a, b, broken-cluster, c, d"));
     }
     SECTION("context naming a missing cluster") {
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "broken-cluster"); });
@@ -225,19 +246,22 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
     SECTION("unreadable CA file") {
         fs::remove(tmp.path() / "ca.crt");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "b"); });
-        CHECK_THAT(e, Catch::Contains("clusters[\"byfile\"].certificate-authority") && Catch::Contains("ca.crt") &&
-                          Catch::Contains("No such file"));
+        CHECK_THAT(e, Catch::Contains("clusters[\"byfile\"].certificate-authority") &&
+                          Catch::Contains("ca.crt") && Catch::Contains("No such file"));
     }
     SECTION("CA file that is no certificate") {
         kube_test::write_file(tmp.path() / "ca.crt", "hello\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "b"); });
-        CHECK_THAT(e, Catch::Contains("certificate-authority") && Catch::Contains("not a PEM certificate"));
+        CHECK_THAT(e, Catch::Contains("certificate-authority") &&
+                          Catch::Contains("not a PEM certificate"));
     }
     SECTION("truncated certificate") {
-        std::string crt = pki.client_crt.substr(0, pki.client_crt.size() / 2) + "\n-----END CERTIFICATE-----\n";
+        std::string crt =
+            pki.client_crt.substr(0, pki.client_crt.size() / 2) + "\n-----END CERTIFICATE-----\n";
         kube_test::write_file(tmp.path() / "client.crt", crt);
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "b"); });
-        CHECK_THAT(e, Catch::Contains("users[\"certfile\"].client-certificate") && Catch::Contains("PEM"));
+        CHECK_THAT(
+            e, Catch::Contains("users[\"certfile\"].client-certificate") && Catch::Contains("PEM"));
     }
     SECTION("unreadable client key") {
         fs::remove(tmp.path() / "client.key");
@@ -245,9 +269,11 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         CHECK_THAT(e, Catch::Contains("client-key") && Catch::Contains("No such file"));
     }
     SECTION("certificate data that is not base64") {
-        kube_test::write_file(config, "clusters:\n- name: x\n  cluster:\n    server: https://h\n"
-                                      "    certificate-authority-data: '%%%'\n"
-                                      "contexts:\n- name: c\n  context: {cluster: x}\ncurrent-context: c\n");
+        kube_test::write_file(
+            config,
+            "clusters:\n- name: x\n  cluster:\n    server: https://h\n"
+            "    certificate-authority-data: '%%%'\n"
+            "contexts:\n- name: c\n  context: {cluster: x}\ncurrent-context: c\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
         CHECK_THAT(e, Catch::Contains("certificate-authority-data") && Catch::Contains("base64"));
     }
@@ -256,9 +282,11 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         CHECK_THAT(e, Catch::Contains("tokenFile") && Catch::Contains("token.txt"));
     }
     SECTION("credential plugins are refused") {
-        kube_test::write_file(config, "clusters:\n- name: x\n  cluster: {server: https://h}\n"
-                                      "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
-                                      "contexts:\n- name: c\n  context: {cluster: x, user: u}\ncurrent-context: c\n");
+        kube_test::write_file(
+            config,
+            "clusters:\n- name: x\n  cluster: {server: https://h}\n"
+            "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+            "contexts:\n- name: c\n  context: {cluster: x, user: u}\ncurrent-context: c\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
         CHECK_THAT(e, Catch::Contains("users[\"u\"].exec") && Catch::Contains("not supported"));
     }
@@ -276,13 +304,15 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
     SECTION("a server that is no URL") {
         kube::Config cfg;
         cfg.server = "ftp://x";
-        CHECK_THAT(error_of([&] { kube::Client client(cfg); }), Catch::Contains("must be an https:// URL"));
+        CHECK_THAT(error_of([&] { kube::Client client(cfg); }),
+                   Catch::Contains("must be an https:// URL"));
     }
     SECTION("an http:// server, unless allowed: the token would travel in clear") {
         kube::Config cfg;
         cfg.server = "http://127.0.0.1:1";
         CHECK_THAT(error_of([&] { kube::Client client(cfg); }),
-                   Catch::Contains("must be an https:// URL") && Catch::Contains("--allow-insecure-kube-http"));
+                   Catch::Contains("must be an https:// URL") &&
+                       Catch::Contains("--allow-insecure-kube-http"));
         cfg.allow_http = true;
         CHECK_NOTHROW(kube::Client(cfg));
     }
@@ -310,11 +340,13 @@ TEST_CASE("in-cluster configuration", "[unit][kube][config]") {
     CHECK(kube::Config::in_cluster(sa).server == "https://[fd00::1]:443");
 
     fs::remove(sa / "token");
-    CHECK_THAT(error_of([&] { kube::Config::in_cluster(sa); }), Catch::Contains("service-account token"));
+    CHECK_THAT(error_of([&] { kube::Config::in_cluster(sa); }),
+               Catch::Contains("service-account token"));
 
     ::unsetenv("KUBERNETES_SERVICE_HOST");
     ::unsetenv("KUBERNETES_SERVICE_PORT");
-    CHECK_THAT(error_of([&] { kube::Config::in_cluster(sa); }), Catch::Contains("KUBERNETES_SERVICE_HOST"));
+    CHECK_THAT(error_of([&] { kube::Config::in_cluster(sa); }),
+               Catch::Contains("KUBERNETES_SERVICE_HOST"));
 }
 
 TEST_CASE("resource paths", "[unit][kube]") {
@@ -323,10 +355,13 @@ TEST_CASE("resource paths", "[unit][kube]") {
     CHECK(pods.path("") == "/api/v1/pods");
     CHECK(pods.path("ns1", "p", "resize") == "/api/v1/namespaces/ns1/pods/p/resize");
     CHECK(nodes.path("ignored", "n1") == "/api/v1/nodes/n1");
-    CHECK(leases.path("kube-system", "l") == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l");
+    CHECK(leases.path("kube-system", "l") ==
+          "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l");
     CHECK(phase_autoscalers.api_version() == "phasescale.io/v1alpha1");
-    CHECK(phase_autoscalers.path("a", "x", "status") == "/apis/phasescale.io/v1alpha1/namespaces/a/phaseautoscalers/x/status");
-    CHECK(custom_resource_definitions.path("", "x") == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x");
+    CHECK(phase_autoscalers.path("a", "x", "status") ==
+          "/apis/phasescale.io/v1alpha1/namespaces/a/phaseautoscalers/x/status");
+    CHECK(custom_resource_definitions.path("", "x") ==
+          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x");
     CHECK(kube::object_key("ns", "n") == "ns/n");
     CHECK(kube::object_key("", "n") == "n");
 }
@@ -341,13 +376,18 @@ TEST_CASE("API errors are typed and say what failed", "[unit][kube]") {
         CHECK(e.status() == 404);
         CHECK(e.reason() == "NotFound");
         CHECK(e.api_message() == "pods \"x\" not found");
-        CHECK(std::string(e.what()) == "GET /api/v1/namespaces/a/pods/x: 404 NotFound: pods \"x\" not found");
+        CHECK(std::string(e.what()) ==
+              "GET /api/v1/namespaces/a/pods/x: 404 NotFound: pods \"x\" not found");
     }
-    CHECK_THROWS_AS(kube::throw_api_error(409, R"({"kind":"Status","reason":"AlreadyExists","code":409})", "POST", "/p"),
-                    kube::Conflict);
-    CHECK_THROWS_AS(kube::throw_api_error(410, R"({"kind":"Status","reason":"Expired","code":410})", "GET", "/p"),
+    CHECK_THROWS_AS(
+        kube::throw_api_error(409, R"({"kind":"Status","reason":"AlreadyExists","code":409})",
+                              "POST", "/p"),
+        kube::Conflict);
+    CHECK_THROWS_AS(kube::throw_api_error(410, R"({"kind":"Status","reason":"Expired","code":410})",
+                                          "GET", "/p"),
                     kube::Gone);
-    CHECK_THROWS_AS(kube::throw_api_error(422, R"({"kind":"Status","reason":"Invalid","code":422})", "PATCH", "/p"),
+    CHECK_THROWS_AS(kube::throw_api_error(422, R"({"kind":"Status","reason":"Invalid","code":422})",
+                                          "PATCH", "/p"),
                     kube::Invalid);
     CHECK_THROWS_AS(kube::throw_api_error(503, "upstream down", "GET", "/p"), kube::ServerError);
     try {
@@ -357,16 +397,21 @@ TEST_CASE("API errors are typed and say what failed", "[unit][kube]") {
         CHECK(e.retry_after() == std::chrono::seconds(3));
         CHECK_THAT(e.what(), Catch::Contains("429 TooManyRequests: slow down"));
     }
-    CHECK_THROWS_AS(kube::throw_status(json{{"kind", "Status"}, {"code", 410}, {"reason", "Expired"}}, "GET", "/w"),
-                    kube::Gone);
+    CHECK_THROWS_AS(
+        kube::throw_status(json{{"kind", "Status"}, {"code", 410}, {"reason", "Expired"}}, "GET",
+                           "/w"),
+        kube::Gone);
     // A Status of the wrong shape threw json::type_error instead of an ApiError (found by
     // tests/fuzz, kube_object: an ERROR event without an object).
-    CHECK_THROWS_AS(kube::throw_api_error(409, R"({"kind":"Status","reason":5,"message":[]})", "POST", "/p"),
-                    kube::Conflict);
+    CHECK_THROWS_AS(
+        kube::throw_api_error(409, R"({"kind":"Status","reason":5,"message":[]})", "POST", "/p"),
+        kube::Conflict);
     CHECK_THROWS_AS(kube::throw_api_error(500, R"({"kind":7})", "GET", "/p"), kube::ServerError);
     CHECK_THROWS_AS(kube::throw_status(json(nullptr), "GET", "/w"), kube::ServerError);
-    CHECK_THROWS_AS(kube::throw_status(json{{"code", "410"}, {"reason", 1}}, "GET", "/w"), kube::ServerError);
-    CHECK_THROWS_AS(kube::throw_status(json{{"code", 99999999999}}, "GET", "/w"), kube::ServerError);
+    CHECK_THROWS_AS(kube::throw_status(json{{"code", "410"}, {"reason", 1}}, "GET", "/w"),
+                    kube::ServerError);
+    CHECK_THROWS_AS(kube::throw_status(json{{"code", 99999999999}}, "GET", "/w"),
+                    kube::ServerError);
 }
 
 TEST_CASE("token bucket: burst, then qps", "[unit][kube]") {
@@ -417,25 +462,32 @@ kube::Config local_config(const FakeHttpServer& server) {
     return cfg;
 }
 
-const std::string kPodJson = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"a","resourceVersion":"5"}})";
+const std::string kPodJson =
+    R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"a","resourceVersion":"5"}})";
 
 }  // namespace
 
-TEST_CASE("client: reads are retried on 5xx and writes are not but 429 is retried after Retry-After", "[unit][kube]") {
+TEST_CASE(
+    "client: reads are retried on 5xx and writes are not but 429 is retried after Retry-After",
+    "[unit][kube]") {
     std::atomic<int> calls{0};
     FakeHttpServer server([&](const test_support::HttpRequest& req, const auto& send) {
         int n = calls++;
         if (req.method == "GET" && req.target.find("/pods/p") != std::string::npos) {
-            send(n < 2 ? FakeHttpServer::response(503, R"({"kind":"Status","code":503,"reason":"ServiceUnavailable"})")
+            send(n < 2 ? FakeHttpServer::response(
+                             503, R"({"kind":"Status","code":503,"reason":"ServiceUnavailable"})")
                        : FakeHttpServer::response(200, kPodJson));
         } else if (req.method == "POST" && req.target.find("/configmaps") != std::string::npos) {
-            send(FakeHttpServer::response(503, R"({"kind":"Status","code":503,"message":"etcd is down"})"));
+            send(FakeHttpServer::response(
+                503, R"({"kind":"Status","code":503,"message":"etcd is down"})"));
         } else if (req.method == "POST") {
-            send(n < 2 ? FakeHttpServer::response(429, R"({"kind":"Status","code":429,"reason":"TooManyRequests"})",
-                                                  "Retry-After: 1\r\n")
+            send(n < 2 ? FakeHttpServer::response(
+                             429, R"({"kind":"Status","code":429,"reason":"TooManyRequests"})",
+                             "Retry-After: 1\r\n")
                        : FakeHttpServer::response(201, kPodJson));
         } else {
-            send(FakeHttpServer::response(404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"no"})"));
+            send(FakeHttpServer::response(
+                404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"no"})"));
         }
     });
     kube::Client client(local_config(server));
@@ -452,7 +504,8 @@ TEST_CASE("client: reads are retried on 5xx and writes are not but 429 is retrie
         FAIL("no throw");
     } catch (const kube::ServerError& e) {
         CHECK(e.status() == 503);
-        CHECK_THAT(e.what(), Catch::Contains("POST /api/v1/namespaces/a/configmaps") && Catch::Contains("etcd is down"));
+        CHECK_THAT(e.what(), Catch::Contains("POST /api/v1/namespaces/a/configmaps") &&
+                                 Catch::Contains("etcd is down"));
     }
     CHECK(calls == 1);
 
@@ -461,7 +514,8 @@ TEST_CASE("client: reads are retried on 5xx and writes are not but 429 is retrie
     auto created = client.create(kube::resources::pods, "a", json::parse(kPodJson));
     auto waited = std::chrono::steady_clock::now() - t0;
     CHECK(created["metadata"]["name"] == "p");
-    CHECK(calls == 3);  // a POST is repeated after 429 (the server did not act on it), after Retry-After
+    CHECK(calls ==
+          3);  // a POST is repeated after 429 (the server did not act on it), after Retry-After
     CHECK(waited >= std::chrono::seconds(2));
 
     CHECK_THROWS_AS(client.get(kube::resources::pods, "a", "missing"), kube::NotFound);
@@ -518,14 +572,20 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
     std::atomic<bool> release{false};
     FakeHttpServer server([&](const test_support::HttpRequest& req, const auto& send) {
         if (req.target.find("resourceVersion=gone") != std::string::npos) {
-            send(FakeHttpServer::response(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"too old"})"));
+            send(FakeHttpServer::response(
+                410, R"({"kind":"Status","code":410,"reason":"Expired","message":"too old"})"));
             return;
         }
-        send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
-        std::string e1 = R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"10"}}})";
-        std::string e2 = R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"11"}}})";
+        send(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n");
+        std::string e1 =
+            R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"10"}}})";
+        std::string e2 =
+            R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"11"}}})";
         std::string bm = R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})";
-        std::string err = R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
+        std::string err =
+            R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
         // An event split over chunks, two events in one chunk, then a pause before the next.
         send(FakeHttpServer::chunk(e1.substr(0, 20)));
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -542,7 +602,8 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
     auto stream = client.watch(kube::resources::pods, "n", wo);
     auto target = server.requests().at(0).target;
     CHECK_THAT(target, Catch::Contains("watch=1") && Catch::Contains("resourceVersion=9") &&
-                           Catch::Contains("allowWatchBookmarks=true") && Catch::Contains("timeoutSeconds=5"));
+                           Catch::Contains("allowWatchBookmarks=true") &&
+                           Catch::Contains("timeoutSeconds=5"));
 
     kube::WatchEvent ev;
     REQUIRE(stream.next(ev));
@@ -565,9 +626,11 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
     CHECK_THROWS_AS(client.watch(kube::resources::pods, "n", wo), kube::Gone);
 }
 
-TEST_CASE("watch: decode_watch_event refuses what is not an event, never throws", "[unit][kube][watch]") {
+TEST_CASE("watch: decode_watch_event refuses what is not an event, never throws",
+          "[unit][kube][watch]") {
     std::string error;
-    auto ev = kube::decode_watch_event(R"({"type":"DELETED","object":{"metadata":{"name":"a"}}})", error);
+    auto ev =
+        kube::decode_watch_event(R"({"type":"DELETED","object":{"metadata":{"name":"a"}}})", error);
     REQUIRE(ev);
     CHECK(ev->type == kube::WatchEventType::Deleted);
     CHECK(ev->object["metadata"]["name"] == "a");
@@ -584,7 +647,9 @@ TEST_CASE("watch: decode_watch_event refuses what is not an event, never throws"
 
 TEST_CASE("watch: cancel() ends a blocked next()", "[unit][kube][watch]") {
     FakeHttpServer server([&](const test_support::HttpRequest&, const auto& send) {
-        send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+        send(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n");
         for (int i = 0; i < 100; ++i) {
             if (!send(FakeHttpServer::chunk("\n"))) return;  // keep-alive blank lines
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -603,10 +668,15 @@ TEST_CASE("watch: cancel() ends a blocked next()", "[unit][kube][watch]") {
     canceller.join();
 }
 
-TEST_CASE("watch: a connection that goes silent ends the stream (the caller reconnects)", "[unit][kube][watch]") {
+TEST_CASE("watch: a connection that goes silent ends the stream (the caller reconnects)",
+          "[unit][kube][watch]") {
     FakeHttpServer server([&](const test_support::HttpRequest&, const auto& send) {
-        send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
-        send(FakeHttpServer::chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"3"}}})" "\n"));
+        send(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n");
+        send(FakeHttpServer::chunk(
+            R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"3"}}})"
+            "\n"));
         std::this_thread::sleep_for(std::chrono::seconds(3));  // then nothing, not even a close
     });
     kube::Client client(local_config(server));
@@ -625,35 +695,46 @@ TEST_CASE("watch: a connection that goes silent ends the stream (the caller reco
 TEST_CASE("label selectors: every string form, matching, and back to a string", "[unit]") {
     using phasescale::kube::parse_label_selector;
     using Labels = std::map<std::string, std::string>;
-    const auto s = parse_label_selector("app=train, job==a,tier!=web,env in (prod, dev),zone notin (x),gpu,!spot");
+    const auto s = parse_label_selector(
+        "app=train, job==a,tier!=web,env in (prod, dev),zone notin (x),gpu,!spot");
     CHECK(s.match_labels == Labels{{"app", "train"}, {"job", "a"}});
     REQUIRE(s.match_expressions.size() == 5);
     CHECK(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}}));
-    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"spot", "1"}}));
+    CHECK_FALSE(s.matches(
+        Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"spot", "1"}}));
     CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "qa"}, {"gpu", ""}}));
-    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"tier", "web"}}));
-    CHECK_FALSE(s.matches(Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"zone", "x"}}));
+    CHECK_FALSE(s.matches(
+        Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"tier", "web"}}));
+    CHECK_FALSE(s.matches(
+        Labels{{"app", "train"}, {"job", "a"}, {"env", "dev"}, {"gpu", ""}, {"zone", "x"}}));
     CHECK(parse_label_selector(s.to_string()).to_string() == s.to_string());
-    CHECK(s.matches(json{{"metadata", {{"labels", {{"app", "train"}, {"job", "a"}, {"env", "prod"}, {"gpu", "1"}}}}}}));
+    CHECK(s.matches(
+        json{{"metadata",
+              {{"labels", {{"app", "train"}, {"job", "a"}, {"env", "prod"}, {"gpu", "1"}}}}}}));
     CHECK(parse_label_selector(" ").empty());
-    CHECK(parse_label_selector("example.com/role=worker").match_labels.at("example.com/role") == "worker");
+    CHECK(parse_label_selector("example.com/role=worker").match_labels.at("example.com/role") ==
+          "worker");
     // The same key twice: both must hold.
     CHECK_FALSE(parse_label_selector("a=1,a=2").matches(Labels{{"a", "1"}}));
     // An empty value in a set is a value, as Kubernetes reads it; found by tests/fuzz
     // (label_selector): "a==b,cq!=" wrote "cq notin ()", which did not read back.
-    CHECK(parse_label_selector("a in ()").match_expressions.at(0).values == std::vector<std::string>{""});
-    CHECK(parse_label_selector("a notin (x, )").match_expressions.at(0).values == std::vector<std::string>{"x", ""});
+    CHECK(parse_label_selector("a in ()").match_expressions.at(0).values ==
+          std::vector<std::string>{""});
+    CHECK(parse_label_selector("a notin (x, )").match_expressions.at(0).values ==
+          std::vector<std::string>{"x", ""});
     const auto empty_value = parse_label_selector("a==b,cq!=");
     CHECK(empty_value.to_string() == "a=b,cq notin ()");
     CHECK(parse_label_selector(empty_value.to_string()).to_string() == empty_value.to_string());
     CHECK_FALSE(empty_value.matches(Labels{{"a", "b"}, {"cq", ""}}));
     CHECK(empty_value.matches(Labels{{"a", "b"}}));
-    for (const char* bad : {"a in (b", "a,,b", "a in (b c)", "=x", "a=b c", "a within (b)", "a/b/c=x", "a=\"x\"", "a!x"}) {
+    for (const char* bad : {"a in (b", "a,,b", "a in (b c)", "=x", "a=b c", "a within (b)",
+                            "a/b/c=x", "a=\"x\"", "a!x"}) {
         INFO(bad);
         CHECK_THROWS_AS(parse_label_selector(bad), std::invalid_argument);
     }
-    CHECK_THROWS_WITH(parse_label_selector("app within (a)"), Catch::Matchers::Contains("app within (a)") &&
-                                                                 Catch::Matchers::Contains("in or notin"));
+    CHECK_THROWS_WITH(
+        parse_label_selector("app within (a)"),
+        Catch::Matchers::Contains("app within (a)") && Catch::Matchers::Contains("in or notin"));
 }
 
 TEST_CASE("times as the API writes them", "[unit]") {
@@ -665,24 +746,28 @@ TEST_CASE("times as the API writes them", "[unit]") {
     CHECK_FALSE(parse_time("2023-11-14T22:13:20"));
 }
 
-TEST_CASE("informer: a relist makes the store equal to the list and reports each change once", "[unit][kube]") {
+TEST_CASE("informer: a relist makes the store equal to the list and reports each change once",
+          "[unit][kube]") {
     auto pod = [](const std::string& name, const std::string& rv) {
         return json{{"metadata", {{"namespace", "ml"}, {"name", name}, {"resourceVersion", rv}}}};
     };
     kube::Store store;
-    kube::ListChanges first = kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "1")}));
+    kube::ListChanges first =
+        kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "1")}));
     CHECK(first.added.size() == 2);
     CHECK(first.updated.empty());
     CHECK(first.deleted.empty());
     // b changed, a did not, c is new, and a later list no longer has a.
-    kube::ListChanges second = kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "2"), pod("c", "1")}));
+    kube::ListChanges second =
+        kube::replace_with_list(store, json::array({pod("a", "1"), pod("b", "2"), pod("c", "1")}));
     REQUIRE(second.added.size() == 1);
     CHECK((*second.added[0])["metadata"]["name"] == "c");
     REQUIRE(second.updated.size() == 1);
     CHECK((*second.updated[0].first)["metadata"]["resourceVersion"] == "1");
     CHECK((*second.updated[0].second)["metadata"]["resourceVersion"] == "2");
     CHECK(second.deleted.empty());
-    kube::ListChanges third = kube::replace_with_list(store, json::array({pod("b", "2"), pod("c", "1")}));
+    kube::ListChanges third =
+        kube::replace_with_list(store, json::array({pod("b", "2"), pod("c", "1")}));
     REQUIRE(third.deleted.size() == 1);
     CHECK((*third.deleted[0])["metadata"]["name"] == "a");
     CHECK(third.added.empty());

@@ -14,8 +14,8 @@
 
 using namespace phasescale;
 using namespace phasescale::loan;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -30,13 +30,13 @@ public:
         kube::EventType type;
     };
 
-    std::map<std::string, json> loans, nodes;  // by name
-    std::map<std::string, json> trainingjobs;  // ns/name
-    std::map<std::string, json> pods;                // ns/name
-    std::set<std::string> blocked_evictions;         // ns/name: a disruption budget says no
-    std::set<std::string> failing_nodes;             // node patches fail
-    std::vector<std::string> evicted;                // ns/name
-    std::vector<std::pair<std::string, int>> scaled; // ns/name, replicas
+    std::map<std::string, json> loans, nodes;         // by name
+    std::map<std::string, json> trainingjobs;         // ns/name
+    std::map<std::string, json> pods;                 // ns/name
+    std::set<std::string> blocked_evictions;          // ns/name: a disruption budget says no
+    std::set<std::string> failing_nodes;              // node patches fail
+    std::vector<std::string> evicted;                 // ns/name
+    std::vector<std::pair<std::string, int>> scaled;  // ns/name, replicas
     std::vector<Event> events;
     int node_patches = 0, status_patches = 0;
 
@@ -150,12 +150,11 @@ json gpu_node(const std::string& name, const std::string& pool) {
 json gpu_pod(const std::string& name, const std::string& node, int gpus, const json& labels,
              const json& owner = nullptr) {
     const json requests = {{"nvidia.com/gpu", std::to_string(gpus)}};
-    json pod = {
-        {"metadata",
-         {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", labels}}},
-        {"spec",
-         {{"nodeName", node},
-          {"containers", json::array({{{"resources", {{"requests", requests}}}}})}}}};
+    json pod = {{"metadata",
+                 {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"labels", labels}}},
+                {"spec",
+                 {{"nodeName", node},
+                  {"containers", json::array({{{"resources", {{"requests", requests}}}}})}}}};
     if (!owner.is_null()) pod["metadata"]["ownerReferences"] = json::array({owner});
     return pod;
 }

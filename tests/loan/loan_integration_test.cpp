@@ -23,19 +23,24 @@ namespace {
 const std::string kPoolKey = "loan-it/pool";
 
 json gpu_node(const std::string& name, const std::string& pool, const std::string& run) {
-    const json resources = {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
+    const json resources = {
+        {"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
     return {{"apiVersion", "v1"},
             {"kind", "Node"},
             {"metadata",
              {{"name", name},
               {"labels", {{"type", "kwok"}, {"kubernetes.io/hostname", name}, {kPoolKey, pool}}},
-              {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}}}},
+              {"annotations",
+               {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}}}},
             // Keeps the scheduler's pods of other tests off; our pods are bound by nodeName.
-            {"spec", {{"taints", json::array({{{"key", "loan-it"}, {"value", run}, {"effect", "NoSchedule"}}})}}},
+            {"spec",
+             {{"taints",
+               json::array({{{"key", "loan-it"}, {"value", run}, {"effect", "NoSchedule"}}})}}},
             {"status", {{"allocatable", resources}, {"capacity", resources}}}};
 }
 
-json gpu_pod(const std::string& name, const std::string& node, int gpus, const json& labels, const json& owner = nullptr) {
+json gpu_pod(const std::string& name, const std::string& node, int gpus, const json& labels,
+             const json& owner = nullptr) {
     kube_test::PodResources r;
     json pod = kube_test::make_pod(name, node, r, labels);
     json& res = pod["spec"]["containers"][0]["resources"];
@@ -51,28 +56,34 @@ json training_job_crd(const std::string& group) {
     json schema = {
         {"type", "object"},
         {"properties",
-         {{"spec", {{"type", "object"}, {"properties", {{"replicas", {{"type", "integer"}, {"minimum", 0}}}}}}},
+         {{"spec",
+           {{"type", "object"},
+            {"properties", {{"replicas", {{"type", "integer"}, {"minimum", 0}}}}}}},
           {"status",
            {{"type", "object"},
-            {"properties", {{"replicas", {{"type", "integer"}}}, {"selector", {{"type", "string"}}}}}}}}}};
+            {"properties",
+             {{"replicas", {{"type", "integer"}}}, {"selector", {{"type", "string"}}}}}}}}}};
     return {{"apiVersion", "apiextensions.k8s.io/v1"},
             {"kind", "CustomResourceDefinition"},
             {"metadata", {{"name", "trainingjobs." + group}}},
             {"spec",
              {{"group", group},
               {"scope", "Namespaced"},
-              {"names", {{"plural", "trainingjobs"}, {"singular", "trainingjob"}, {"kind", "TrainingJob"}, {"listKind", "TrainingJobList"}}},
-              {"versions",
-               json::array({{{"name", "v1"},
-                             {"served", true},
-                             {"storage", true},
-                             {"schema", {{"openAPIV3Schema", schema}}},
-                             {"subresources",
-                              {{"status", json::object()},
-                               {"scale",
-                                {{"specReplicasPath", ".spec.replicas"},
-                                 {"statusReplicasPath", ".status.replicas"},
-                                 {"labelSelectorPath", ".status.selector"}}}}}}})}}}};
+              {"names",
+               {{"plural", "trainingjobs"},
+                {"singular", "trainingjob"},
+                {"kind", "TrainingJob"},
+                {"listKind", "TrainingJobList"}}},
+              {"versions", json::array({{{"name", "v1"},
+                                         {"served", true},
+                                         {"storage", true},
+                                         {"schema", {{"openAPIV3Schema", schema}}},
+                                         {"subresources",
+                                          {{"status", json::object()},
+                                           {"scale",
+                                            {{"specReplicasPath", ".spec.replicas"},
+                                             {"statusReplicasPath", ".status.replicas"},
+                                             {"labelSelectorPath", ".status.selector"}}}}}}})}}}};
 }
 
 bool established(const kube::Client& client, const std::string& crd) {
@@ -94,11 +105,14 @@ std::string loaned_label(const json& node) {
 }
 
 // Whether an Event with `reason` about `name` exists in `ns` (its message containing `text`).
-bool has_event(const kube::Client& client, const std::string& ns, const std::string& name, const std::string& reason,
-               const std::string& text = {}) {
-    json events = client.list(kube::resources::events, ns, kube_test::selecting("", "involvedObject.name=" + name));
+bool has_event(const kube::Client& client, const std::string& ns, const std::string& name,
+               const std::string& reason, const std::string& text = {}) {
+    json events = client.list(kube::resources::events, ns,
+                              kube_test::selecting("", "involvedObject.name=" + name));
     for (const json& e : events["items"])
-        if (e.value("reason", "") == reason && e.value("message", "").find(text) != std::string::npos) return true;
+        if (e.value("reason", "") == reason &&
+            e.value("message", "").find(text) != std::string::npos)
+            return true;
     return false;
 }
 
@@ -117,18 +131,22 @@ struct Cleanup {
 
 }  // namespace
 
-TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evicts only what must go, scales jobs",
-          "[integration][loan]") {
+TEST_CASE(
+    "capacity loan: loans idle inference nodes, returns the cheapest, evicts only what must go, "
+    "scales jobs",
+    "[integration][loan]") {
     auto client = kube_test::admin_client();
     const std::string run = kube_test::suffix();
     Cleanup cleanup{client, {}};
 
     // The CapacityLoan CRD, and a TrainingJob CRD of a group of its own with /scale.
-    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) + "/crds/phasescale.io_capacityloans.yaml");
+    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
+                   "/crds/phasescale.io_capacityloans.yaml");
     REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
     const std::string group = "it-" + run + ".phasescale.io";
     client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
-    cleanup.objects.push_back({kube::resources::custom_resource_definitions, "trainingjobs." + group});
+    cleanup.objects.push_back(
+        {kube::resources::custom_resource_definitions, "trainingjobs." + group});
     REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
     const kube::Resource jobs{group, "v1", "trainingjobs", "TrainingJob", true};
 
@@ -147,7 +165,8 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
 
     kube_test::TestNamespace ns(client, "loan-it");
     // Elastic jobs a and b: 4 GPUs per worker, 1..6 workers; a has twice b's remaining time.
-    for (const auto& [name, remaining] : {std::pair<std::string, std::string>{"a", "7200"}, {"b", "3600"}}) {
+    for (const auto& [name, remaining] :
+         {std::pair<std::string, std::string>{"a", "7200"}, {"b", "3600"}}) {
         client.create(jobs, ns.name(),
                       {{"apiVersion", group + "/v1"},
                        {"kind", "TrainingJob"},
@@ -162,45 +181,61 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
                        {"spec", {{"replicas", 1}}}});
         kube::PatchOptions po;
         po.subresource = "status";
-        client.patch(jobs, ns.name(), name, json{{"status", {{"replicas", 1}, {"selector", "job=" + name}}}},
+        client.patch(jobs, ns.name(), name,
+                     json{{"status", {{"replicas", 1}, {"selector", "job=" + name}}}},
                      kube::PatchType::Merge, po);
     }
-    auto replicas = [&](const std::string& name) { return client.get_scale(jobs, ns.name(), name)["spec"].value("replicas", -1); };
+    auto replicas = [&](const std::string& name) {
+        return client.get_scale(jobs, ns.name(), name)["spec"].value("replicas", -1);
+    };
 
     // Inelastic job Y (2 workers of 4 GPUs) is owned by a ConfigMap; X is a lone pod.
-    json y = client.create(kube::resources::config_maps, ns.name(),
-                           {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "y"}}}});
-    const json y_owner = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "y"},
-                          {"uid", y["metadata"]["uid"]}, {"controller", true}};
+    json y =
+        client.create(kube::resources::config_maps, ns.name(),
+                      {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "y"}}}});
+    const json y_owner = {{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"name", "y"},
+                          {"uid", y["metadata"]["uid"]},
+                          {"controller", true}};
     const json training = {{"role", "training"}};
-    auto create_pod = [&](const json& pod) { client.create(kube::resources::pods, ns.name(), pod); };
+    auto create_pod = [&](const json& pod) {
+        client.create(kube::resources::pods, ns.name(), pod);
+    };
     // Inference on every inference node; a-0, b-0 and y-0 on the training nodes.
-    for (int i = 0; i < 4; ++i) create_pod(gpu_pod("server-" + std::to_string(i), inf[i], 8, {{"app", "inference"}}));
+    for (int i = 0; i < 4; ++i)
+        create_pod(gpu_pod("server-" + std::to_string(i), inf[i], 8, {{"app", "inference"}}));
     create_pod(gpu_pod("a-0", trn[0], 4, {{"job", "a"}}));
     create_pod(gpu_pod("b-0", trn[1], 4, {{"job", "b"}}));
     create_pod(gpu_pod("y-0", trn[0], 4, training, y_owner));
 
     const std::string cl = "loan-it-" + run;
-    client.create(loan::resources::capacity_loans, "",
-                  {{"apiVersion", "phasescale.io/v1alpha1"},
-                   {"kind", "CapacityLoan"},
-                   {"metadata", {{"name", cl}}},
-                   {"spec",
-                    {{"inferencePool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
-                     {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
-                     {"inference", {{"requiredServers", 4}}},
-                     {"training",
-                      {{"podSelector", {{"matchLabels", training}}},
-                       {"elasticJobs",
-                        json::array({{{"group", group},
-                                      {"version", "v1"},
-                                      {"resource", "trainingjobs"},
-                                      {"namespace", ns.name()},
-                                      {"maxReplicas", 6},
-                                      {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
+    client.create(
+        loan::resources::capacity_loans, "",
+        {{"apiVersion", "phasescale.io/v1alpha1"},
+         {"kind", "CapacityLoan"},
+         {"metadata", {{"name", cl}}},
+         {"spec",
+          {{"inferencePool",
+            {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
+           {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
+           {"inference", {{"requiredServers", 4}}},
+           {"training",
+            {{"podSelector", {{"matchLabels", training}}},
+             {"elasticJobs",
+              json::array({{{"group", group},
+                            {"version", "v1"},
+                            {"resource", "trainingjobs"},
+                            {"namespace", ns.name()},
+                            {"maxReplicas", 6},
+                            {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
     cleanup.objects.push_back({loan::resources::capacity_loans, cl});
-    auto status = [&] { return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object()); };
-    auto node = [&](const std::string& name) { return client.get(kube::resources::nodes, "", name); };
+    auto status = [&] {
+        return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object());
+    };
+    auto node = [&](const std::string& name) {
+        return client.get(kube::resources::nodes, "", name);
+    };
 
     loan::ControllerOptions options;
     options.interval = 200ms;
@@ -216,9 +251,11 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
             [&] {
                 for (const auto& n : inf) {
                     json o = node(n);
-                    if (!has_taint(o, loan::kInferenceOnlyTaint) || !loaned_label(o).empty()) return false;
+                    if (!has_taint(o, loan::kInferenceOnlyTaint) || !loaned_label(o).empty())
+                        return false;
                 }
-                return replicas("a") == 2 && replicas("b") == 1 && status().value("loanedCount", -1) == 0;
+                return replicas("a") == 2 && replicas("b") == 1 &&
+                       status().value("loanedCount", -1) == 0;
             },
             30s));
         for (const auto& n : trn) CHECK_FALSE(has_taint(node(n), loan::kInferenceOnlyTaint));
@@ -230,13 +267,14 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         INFO("phase 2: load drops");
         client.remove(kube::resources::pods, ns.name(), "server-2", kube_test::immediately());
         client.remove(kube::resources::pods, ns.name(), "server-3", kube_test::immediately());
-        client.patch(loan::resources::capacity_loans, "", cl, json{{"spec", {{"inference", {{"requiredServers", 2}}}}}},
+        client.patch(loan::resources::capacity_loans, "", cl,
+                     json{{"spec", {{"inference", {{"requiredServers", 2}}}}}},
                      kube::PatchType::Merge);
         REQUIRE(wait_until(
             [&] {
                 const json s = status();
-                return s.value("loanedNodes", json::array()) == json::array({inf[2], inf[3]}) && replicas("a") == 4 &&
-                       replicas("b") == 3;
+                return s.value("loanedNodes", json::array()) == json::array({inf[2], inf[3]}) &&
+                       replicas("a") == 4 && replicas("b") == 3;
             },
             30s));
         for (int i : {2, 3}) {
@@ -244,14 +282,16 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
             CHECK(loaned_label(o) == "true");
             CHECK_FALSE(has_taint(o, loan::kInferenceOnlyTaint));
             CHECK(has_taint(o, "loan-it"));  // taints of others are kept
-            CHECK(wait_until([&] { return has_event(client, "default", inf[i], "Loaned", cl); }, 10s));
+            CHECK(wait_until([&] { return has_event(client, "default", inf[i], "Loaned", cl); },
+                             10s));
         }
         for (int i : {0, 1}) {
             CHECK(loaned_label(node(inf[i])).empty());
             CHECK(has_taint(node(inf[i]), loan::kInferenceOnlyTaint));
         }
         CHECK(status().value("loanedGPUs", 0) == 16);
-        CHECK(wait_until([&] { return has_event(client, ns.name(), "b", "Scaled", "1 -> 3"); }, 10s));
+        CHECK(
+            wait_until([&] { return has_event(client, ns.name(), "b", "Scaled", "1 -> 3"); }, 10s));
 
         // Training moves onto the loaned nodes: X (alone) on inf-2, Y's second worker and one
         // of a's on inf-3.
@@ -266,7 +306,8 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         // (cost 4/4 = 1); inf-3 preempts Y (4/8 = 0.5) and shrinks a: inf-3 is returned, and
         // only y-1 and a-1 are evicted.
         INFO("phase 4: load rises");
-        client.patch(loan::resources::capacity_loans, "", cl, json{{"spec", {{"inference", {{"requiredServers", 3}}}}}},
+        client.patch(loan::resources::capacity_loans, "", cl,
+                     json{{"spec", {{"inference", {{"requiredServers", 3}}}}}},
                      kube::PatchType::Merge);
         REQUIRE(wait_until(
             [&] {
@@ -291,9 +332,16 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
         }
         // 24 GPUs - X, y-0 (8) - minimums (8) = 8: a 2, b 2.
         REQUIRE(wait_until([&] { return replicas("a") == 2 && replicas("b") == 2; }, 30s));
-        CHECK(wait_until([&] { return has_event(client, "default", inf[3], "Returned", "least preemption cost 0.5"); }, 10s));
-        CHECK(wait_until([&] { return has_event(client, ns.name(), "y-1", "Evicted", inf[3]); }, 10s));
-        CHECK(wait_until([&] { return has_event(client, "default", inf[3], "Evicted", "a-1"); }, 10s));
+        CHECK(wait_until(
+            [&] {
+                return has_event(client, "default", inf[3], "Returned",
+                                 "least preemption cost 0.5");
+            },
+            10s));
+        CHECK(wait_until([&] { return has_event(client, ns.name(), "y-1", "Evicted", inf[3]); },
+                         10s));
+        CHECK(wait_until([&] { return has_event(client, "default", inf[3], "Evicted", "a-1"); },
+                         10s));
         CHECK_FALSE(has_event(client, ns.name(), "x-0", "Evicted"));
 
         const json s = status();
@@ -316,10 +364,12 @@ TEST_CASE("capacity loan: loans idle inference nodes, returns the cheapest, evic
     loop.request_stop();
 }
 
-TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is still done", "[integration][loan]") {
+TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is still done",
+          "[integration][loan]") {
     auto client = kube_test::admin_client();
     const std::string run = kube_test::suffix();
-    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) + "/crds/phasescale.io_capacityloans.yaml");
+    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
+                   "/crds/phasescale.io_capacityloans.yaml");
     REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
     Cleanup cleanup{client, {}};
     const std::string n = "loan-" + run + "-bad-0";
@@ -328,16 +378,20 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
     // Valid for the CRD, but the elastic jobs' resource does not exist: that is reported, and
     // the node is still handled.
     const std::string cl = "loan-it-bad-" + run;
-    client.create(loan::resources::capacity_loans, "",
-                  {{"apiVersion", "phasescale.io/v1alpha1"},
-                   {"kind", "CapacityLoan"},
-                   {"metadata", {{"name", cl}}},
-                   {"spec",
-                    {{"inferencePool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
-                     {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
-                     {"inference", {{"requiredServers", 1}}},
-                     {"training",
-                      {{"elasticJobs", json::array({{{"group", "nowhere.example.com"}, {"version", "v1"}, {"resource", "jobs"}}})}}}}}});
+    client.create(
+        loan::resources::capacity_loans, "",
+        {{"apiVersion", "phasescale.io/v1alpha1"},
+         {"kind", "CapacityLoan"},
+         {"metadata", {{"name", cl}}},
+         {"spec",
+          {{"inferencePool",
+            {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
+           {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
+           {"inference", {{"requiredServers", 1}}},
+           {"training",
+            {{"elasticJobs", json::array({{{"group", "nowhere.example.com"},
+                                           {"version", "v1"},
+                                           {"resource", "jobs"}}})}}}}}});
     cleanup.objects.push_back({loan::resources::capacity_loans, cl});
 
     loan::ControllerOptions options;
@@ -355,9 +409,15 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
         30s));
     CHECK(s["conditions"][0]["status"] == "False");
     CHECK(s["conditions"][0]["reason"] == "Problems");
-    CHECK_THAT(s["conditions"][0]["message"].get<std::string>(), Catch::Contains("cannot list jobs"));
+    CHECK_THAT(s["conditions"][0]["message"].get<std::string>(),
+               Catch::Contains("cannot list jobs"));
     // requiredServers 1 of 1 node: nothing loaned, the node is marked inference-only.
     CHECK(s["loanedCount"] == 0);
-    CHECK(wait_until([&] { controller.reconcile(0); return has_taint(client.get(kube::resources::nodes, "", n), loan::kInferenceOnlyTaint); }, 30s));
+    CHECK(wait_until(
+        [&] {
+            controller.reconcile(0);
+            return has_taint(client.get(kube::resources::nodes, "", n), loan::kInferenceOnlyTaint);
+        },
+        30s));
     controller.stop();
 }

@@ -20,8 +20,8 @@ NodeView node(const std::string& name, int gpus = 8, bool loaned = false) {
     return n;
 }
 
-PodView pod(const std::string& name, const std::string& node, PodRole role, std::optional<std::size_t> job = {},
-            int gpus = 4) {
+PodView pod(const std::string& name, const std::string& node, PodRole role,
+            std::optional<std::size_t> job = {}, int gpus = 4) {
     PodView p;
     p.ns = "ns";
     p.name = name;
@@ -32,7 +32,8 @@ PodView pod(const std::string& name, const std::string& node, PodRole role, std:
     return p;
 }
 
-JobView elastic(const std::string& name, int replicas, int min, int max, double remaining, int gpw = 4) {
+JobView elastic(const std::string& name, int replicas, int min, int max, double remaining,
+                int gpw = 4) {
     JobView j;
     j.ns = "ns";
     j.name = name;
@@ -54,7 +55,8 @@ JobView inelastic(const std::string& name, int workers, int gpw = 4) {
     return j;
 }
 
-std::vector<std::string> names(const std::vector<NodeView>& nodes, const std::vector<std::size_t>& idx) {
+std::vector<std::string> names(const std::vector<NodeView>& nodes,
+                               const std::vector<std::size_t>& idx) {
     std::vector<std::string> out;
     for (std::size_t i : idx) out.push_back(nodes[i].name);
     return out;
@@ -62,7 +64,8 @@ std::vector<std::string> names(const std::vector<NodeView>& nodes, const std::ve
 
 }  // namespace
 
-TEST_CASE("loan target: schedulable inference nodes minus required servers and headroom", "[unit]") {
+TEST_CASE("loan target: schedulable inference nodes minus required servers and headroom",
+          "[unit]") {
     std::vector<NodeView> inf{node("a"), node("b"), node("c"), node("d")};
     CHECK(loan_target(inf, 1, 0) == 3);
     CHECK(loan_target(inf, 1, 1) == 2);
@@ -73,11 +76,13 @@ TEST_CASE("loan target: schedulable inference nodes minus required servers and h
 }
 
 TEST_CASE("loans: only idle, schedulable, not loaned nodes, in name order", "[unit]") {
-    std::vector<NodeView> inf{node("inf-3"), node("inf-1"), node("inf-2", 8, true), node("inf-0"), node("inf-4")};
+    std::vector<NodeView> inf{node("inf-3"), node("inf-1"), node("inf-2", 8, true), node("inf-0"),
+                              node("inf-4")};
     inf[4].schedulable = false;
-    std::vector<PodView> pods{pod("server", "inf-0", PodRole::Inference),
-                              pod("exporter", "inf-1", PodRole::System),  // a DaemonSet pod does not make it busy
-                              pod("t", "inf-3", PodRole::Training, 0)};   // nor does a training pod
+    std::vector<PodView> pods{
+        pod("server", "inf-0", PodRole::Inference),
+        pod("exporter", "inf-1", PodRole::System),  // a DaemonSet pod does not make it busy
+        pod("t", "inf-3", PodRole::Training, 0)};   // nor does a training pod
     CHECK(idle("inf-1", pods));
     CHECK_FALSE(idle("inf-0", pods));
     CHECK(names(inf, choose_loans(inf, pods, 5)) == std::vector<std::string>{"inf-1", "inf-3"});
@@ -116,15 +121,18 @@ TEST_CASE("plan: idle nodes are loaned as the inference load drops, never a busy
     CHECK(names(in.inference, p.loan) == std::vector<std::string>{"inf-2"});
 }
 
-TEST_CASE("plan: returns the node of least preemption cost and evicts only the training pods on it", "[unit]") {
+TEST_CASE("plan: returns the node of least preemption cost and evicts only the training pods on it",
+          "[unit]") {
     LoanInputs in;
-    in.inference = {node("inf-0"), node("inf-1", 8, true), node("inf-2", 8, true), node("inf-3", 8, true)};
+    in.inference = {node("inf-0"), node("inf-1", 8, true), node("inf-2", 8, true),
+                    node("inf-3", 8, true)};
     in.training = {node("trn-0")};
     // job 0: inelastic X, 1 worker, all on inf-1 (cost 1.0 to return inf-1)
     // job 1: inelastic Y, 2 workers: one on inf-2, one on trn-0 (cost 0.5 to return inf-2)
     // job 2: elastic A at 3 workers, min 1: one on inf-2, one on inf-3, one on trn-0
     // job 3: inelastic Z, 4 workers: one on inf-3, three on trn-0 (cost 0.25 to return inf-3)
-    in.jobs = {inelastic("x", 1), inelastic("y", 2), elastic("a", 3, 1, 4, 3600), inelastic("z", 4, 1)};
+    in.jobs = {inelastic("x", 1), inelastic("y", 2), elastic("a", 3, 1, 4, 3600),
+               inelastic("z", 4, 1)};
     in.pods = {pod("s0", "inf-0", PodRole::Inference),
                pod("x-0", "inf-1", PodRole::Training, 0),
                pod("y-0", "inf-2", PodRole::Training, 1),
@@ -156,7 +164,8 @@ TEST_CASE("plan: returns the node of least preemption cost and evicts only the t
     CHECK(names(in.inference, p.ret) == std::vector<std::string>{"inf-3", "inf-2"});
 }
 
-TEST_CASE("plan: an empty loaned node goes first, then one whose elastic jobs only shrink", "[unit]") {
+TEST_CASE("plan: an empty loaned node goes first, then one whose elastic jobs only shrink",
+          "[unit]") {
     LoanInputs in;
     in.inference = {node("inf-0", 8, true), node("inf-1", 8, true), node("inf-2", 8, true)};
     in.jobs = {inelastic("x", 2), elastic("a", 3, 1, 4, 3600)};
@@ -196,7 +205,8 @@ TEST_CASE("plan: training pods left on a node returned earlier are evicted again
     CHECK(p.returned_after == std::vector<bool>{false, false});
 }
 
-TEST_CASE("spare GPUs: training pool plus loaned nodes, minus other pods and base demands", "[unit]") {
+TEST_CASE("spare GPUs: training pool plus loaned nodes, minus other pods and base demands",
+          "[unit]") {
     LoanInputs in;
     in.inference = {node("inf-0"), node("inf-1")};
     in.training = {node("trn-0"), node("trn-1")};
@@ -250,13 +260,17 @@ TEST_CASE("replicas: remaining time at the minimum, curves and odd jobs", "[unit
     // a: 3900 * (1 - 1/1.9) = 1847 for one, 3900 * (1 - 1/2.2) = 2127 for two; b: 1800, 2400
     CHECK(elastic_replicas(jobs, 8) == std::vector<int>{2, 2});
     // Suspended (0 replicas) and inelastic jobs keep their replicas; no remaining time, no extra.
-    std::vector<JobView> odd{elastic("zero", 0, 1, 4, 3600), inelastic("x", 3), elastic("done", 2, 1, 4, 0)};
+    std::vector<JobView> odd{elastic("zero", 0, 1, 4, 3600), inelastic("x", 3),
+                             elastic("done", 2, 1, 4, 0)};
     CHECK(elastic_replicas(odd, 100) == std::vector<int>{0, 3, 1});
 }
 
 TEST_CASE("node patch: the labels and taints of each state, nothing else touched", "[unit]") {
-    json n = {{"metadata", {{"name", "n"}, {"resourceVersion", "42"}, {"labels", {{"pool", "inference"}}}}},
-              {"spec", {{"taints", json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}}}};
+    json n = {{"metadata",
+               {{"name", "n"}, {"resourceVersion", "42"}, {"labels", {{"pool", "inference"}}}}},
+              {"spec",
+               {{"taints",
+                 json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}}}};
     json p = node_patch(n, NodeState::Inference);
     REQUIRE(p.is_object());
     CHECK(p["metadata"]["resourceVersion"] == "42");
@@ -270,7 +284,8 @@ TEST_CASE("node patch: the labels and taints of each state, nothing else touched
 
     p = node_patch(n, NodeState::Loaned);
     CHECK(p["metadata"]["labels"][kLoanedLabel] == "true");
-    CHECK(p["spec"]["taints"] == json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}}));
+    CHECK(p["spec"]["taints"] ==
+          json::array({{{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}}));
     n["metadata"]["labels"][kLoanedLabel] = "true";
     n["spec"]["taints"] = p["spec"]["taints"];
     CHECK(node_patch(n, NodeState::Loaned).is_null());
@@ -281,24 +296,30 @@ TEST_CASE("node patch: the labels and taints of each state, nothing else touched
     CHECK(p["spec"]["taints"][2] == json({{"key", kReturnedTaint}, {"effect", "NoSchedule"}}));
 
     // A node with no taints left gets them removed with null.
-    json bare = {{"metadata", {{"name", "b"}, {"labels", {{kLoanedLabel, "true"}}}}},
-                 {"spec", {{"taints", json::array({{{"key", kInferenceOnlyTaint}, {"effect", "NoSchedule"}}})}}}};
+    json bare = {
+        {"metadata", {{"name", "b"}, {"labels", {{kLoanedLabel, "true"}}}}},
+        {"spec",
+         {{"taints", json::array({{{"key", kInferenceOnlyTaint}, {"effect", "NoSchedule"}}})}}}};
     p = node_patch(bare, NodeState::Loaned);
     CHECK(p["spec"]["taints"].is_null());
     CHECK_FALSE(p["metadata"].contains("resourceVersion"));
 }
 
 TEST_CASE("spec: defaults, every field, and messages naming the field", "[unit]") {
-    json loan = {{"spec",
-                  {{"inferencePool", {{"nodeSelector", {{"matchLabels", {{"pool", "inference"}}}}}}},
-                   {"trainingPool", {{"nodeSelector", {{"matchLabels", {{"pool", "training"}}}}}}},
-                   {"inference", {{"requiredServers", 3}}},
-                   {"training",
-                    {{"podSelector", {{"matchLabels", {{"role", "training"}}}}},
-                     {"elasticJobs",
-                      json::array({{{"group", "apps"}, {"version", "v1"}, {"resource", "deployments"},
-                                    {"namespace", "ml"}, {"selector", {{"matchLabels", {{"elastic", "true"}}}}},
-                                    {"maxReplicas", 8}, {"gpusPerWorker", 2}}})}}}}}};
+    json loan = {
+        {"spec",
+         {{"inferencePool", {{"nodeSelector", {{"matchLabels", {{"pool", "inference"}}}}}}},
+          {"trainingPool", {{"nodeSelector", {{"matchLabels", {{"pool", "training"}}}}}}},
+          {"inference", {{"requiredServers", 3}}},
+          {"training",
+           {{"podSelector", {{"matchLabels", {{"role", "training"}}}}},
+            {"elasticJobs", json::array({{{"group", "apps"},
+                                          {"version", "v1"},
+                                          {"resource", "deployments"},
+                                          {"namespace", "ml"},
+                                          {"selector", {{"matchLabels", {{"elastic", "true"}}}}},
+                                          {"maxReplicas", 8},
+                                          {"gpusPerWorker", 2}}})}}}}}};
     ParsedLoan p = parse_loan(loan);
     REQUIRE(p.ok());
     CHECK(p.spec.required_servers == 3);
@@ -317,12 +338,16 @@ TEST_CASE("spec: defaults, every field, and messages naming the field", "[unit]"
     json bad = loan;
     bad["spec"]["inference"].erase("requiredServers");
     bad["spec"]["training"]["elasticJobs"][0]["minReplicas"] = 9;
-    bad["spec"]["trainingPool"]["nodeSelector"] = {{"matchExpressions", json::array({{{"key", "pool"}, {"operator", "In"}}})}};
+    bad["spec"]["trainingPool"]["nodeSelector"] = {
+        {"matchExpressions", json::array({{{"key", "pool"}, {"operator", "In"}}})}};
     p = parse_loan(bad);
     CHECK_FALSE(p.ok());
     CHECK_THAT(p.message(), Catch::Contains("spec.inference.requiredServers: is required"));
-    CHECK_THAT(p.message(), Catch::Contains("spec.training.elasticJobs[0].maxReplicas: must be at least minReplicas"));
-    CHECK_THAT(p.message(), Catch::Contains("spec.trainingPool.nodeSelector.matchExpressions[0].values"));
+    CHECK_THAT(
+        p.message(),
+        Catch::Contains("spec.training.elasticJobs[0].maxReplicas: must be at least minReplicas"));
+    CHECK_THAT(p.message(),
+               Catch::Contains("spec.trainingPool.nodeSelector.matchExpressions[0].values"));
 
     p = parse_loan(json{{"spec", {{"inference", {{"requiredServers", -1}}}}}});
     CHECK_THAT(p.message(), Catch::Contains("spec.inferencePool: is required"));
@@ -338,12 +363,17 @@ TEST_CASE("scaling curve annotation and pod requests", "[unit]") {
     CHECK_FALSE(parse_curve("1:x"));
     CHECK_FALSE(parse_curve(""));
 
-    json p = {{"metadata", {{"name", "p"}, {"namespace", "n"}, {"managedFields", json::array()}}},
-              {"spec",
-               {{"nodeName", "n1"},
-                {"containers", json::array({{{"name", "a"}, {"image", "x"}, {"resources", {{"requests", {{"nvidia.com/gpu", "2"}}}}}},
-                                            {{"name", "b"}, {"resources", {{"requests", {{"nvidia.com/gpu", 1}, {"cpu", "1"}}}}}}})}}},
-              {"status", {{"phase", "Running"}}}};
+    json p = {
+        {"metadata", {{"name", "p"}, {"namespace", "n"}, {"managedFields", json::array()}}},
+        {"spec",
+         {{"nodeName", "n1"},
+          {"containers",
+           json::array({{{"name", "a"},
+                         {"image", "x"},
+                         {"resources", {{"requests", {{"nvidia.com/gpu", "2"}}}}}},
+                        {{"name", "b"},
+                         {"resources", {{"requests", {{"nvidia.com/gpu", 1}, {"cpu", "1"}}}}}}})}}},
+        {"status", {{"phase", "Running"}}}};
     trim_pod(p);
     CHECK_FALSE(p["metadata"].contains("managedFields"));
     CHECK_FALSE(p.contains("status"));
@@ -378,10 +408,12 @@ TEST_CASE("a job's annotations narrow its CapacityLoan entry, never beyond it", 
         INFO(bad);
         CHECK(v.max_replicas == 6);  // the entry's value stands
         REQUIRE(problems.size() == 1);
-        CHECK_THAT(problems[0], Catch::Contains("ns/job") && Catch::Contains("[1, 6]") && Catch::Contains("CapacityLoan's limits"));
+        CHECK_THAT(problems[0], Catch::Contains("ns/job") && Catch::Contains("[1, 6]") &&
+                                    Catch::Contains("CapacityLoan's limits"));
     }
     problems.clear();
-    v = view_of({{kGpusPerWorkerAnnotation, "100000"}, {kRemainingSecondsAnnotation, "1e300"}}, problems);
+    v = view_of({{kGpusPerWorkerAnnotation, "100000"}, {kRemainingSecondsAnnotation, "1e300"}},
+                problems);
     CHECK(v.gpus_per_worker == 4);
     CHECK(problems.size() == 2);
     problems.clear();
@@ -411,18 +443,36 @@ bool holds(const json& whole, const json& part) {
 
 }  // namespace
 
-TEST_CASE("the control loop's pod cache holds all the loan controller reads (one shared informer)", "[unit][loan]") {
-    const json pod = {
-        {"metadata",
-         {{"name", "w-0"}, {"namespace", "ml"}, {"uid", "u1"}, {"resourceVersion", "7"}, {"labels", {{"job", "a"}}},
-          {"annotations", {{"phasescale.io/phase", "1"}, {"kubectl.kubernetes.io/last-applied-configuration", "{}"}}},
-          {"ownerReferences", {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "a"}, {"uid", "j"}, {"controller", true}}}},
-          {"deletionTimestamp", "2026-12-01T00:00:00Z"}, {"managedFields", json::array()}}},
-        {"spec",
-         {{"nodeName", "gpu-3"}, {"schedulerName", "default"},
-          {"containers", {{{"name", "main"}, {"image", "trainer"}, {"env", json::array()},
-                           {"resources", {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "4"}}}, {"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
-        {"status", {{"phase", "Running"}, {"podIP", "10.0.0.1"}}}};
+TEST_CASE("the control loop's pod cache holds all the loan controller reads (one shared informer)",
+          "[unit][loan]") {
+    const json pod = {{"metadata",
+                       {{"name", "w-0"},
+                        {"namespace", "ml"},
+                        {"uid", "u1"},
+                        {"resourceVersion", "7"},
+                        {"labels", {{"job", "a"}}},
+                        {"annotations",
+                         {{"phasescale.io/phase", "1"},
+                          {"kubectl.kubernetes.io/last-applied-configuration", "{}"}}},
+                        {"ownerReferences",
+                         {{{"apiVersion", "batch/v1"},
+                           {"kind", "Job"},
+                           {"name", "a"},
+                           {"uid", "j"},
+                           {"controller", true}}}},
+                        {"deletionTimestamp", "2026-12-01T00:00:00Z"},
+                        {"managedFields", json::array()}}},
+                      {"spec",
+                       {{"nodeName", "gpu-3"},
+                        {"schedulerName", "default"},
+                        {"containers",
+                         {{{"name", "main"},
+                           {"image", "trainer"},
+                           {"env", json::array()},
+                           {"resources",
+                            {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "4"}}},
+                             {"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
+                      {"status", {{"phase", "Running"}, {"podIP", "10.0.0.1"}}}};
     json for_loans = pod, for_control = pod;
     trim_pod(for_loans);
     phasescale::control::trim_pod(for_control);

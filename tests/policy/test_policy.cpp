@@ -20,578 +20,598 @@ using phasescale::testing::MiB;
 using phasescale::testing::two_phase_model;
 
 ActuationOptions actuation(int delay, double min_change) {
-  ActuationOptions o;
-  o.delay = delay;
-  o.min_change = min_change;
-  return o;
+    ActuationOptions o;
+    o.delay = delay;
+    o.min_change = min_change;
+    return o;
 }
 
 Sample at(double t, double cpu, double memory, Amount allocated = {1, GiB}) {
-  Sample s;
-  s.timestamp = t;
-  s.usage = {cpu, memory};
-  s.allocated = allocated;
-  return s;
+    Sample s;
+    s.timestamp = t;
+    s.usage = {cpu, memory};
+    s.allocated = allocated;
+    return s;
 }
 
 // The sizing rules alone: no wait for a first resize, no bound per step (both tested on their own).
 PhaseOptions sizing_only() {
-  PhaseOptions o;
-  o.first_resize_samples = 0;
-  o.max_growth = 0;
-  o.cpu_keep = 0;
-  return o;
+    PhaseOptions o;
+    o.first_resize_samples = 0;
+    o.max_growth = 0;
+    o.cpu_keep = 0;
+    return o;
 }
 
 struct Feed {
-  PhaseRecommender& r;
-  double t = 0;
-  std::vector<double> features = {};
-  std::optional<Allocation> operator()(double cpu, double memory, bool oom = false, Amount allocated = {1, GiB}) {
-    Sample s = at(t += 15, cpu, memory, allocated);
-    features = {cpu, memory};
-    s.features = features.data();
-    s.oom_killed = oom;
-    r.observe(s);
-    return r.recommend(nullptr);
-  }
+    PhaseRecommender& r;
+    double t = 0;
+    std::vector<double> features = {};
+    std::optional<Allocation> operator()(double cpu, double memory, bool oom = false,
+                                         Amount allocated = {1, GiB}) {
+        Sample s = at(t += 15, cpu, memory, allocated);
+        features = {cpu, memory};
+        s.features = features.data();
+        s.oom_killed = oom;
+        r.observe(s);
+        return r.recommend(nullptr);
+    }
 };
 
 }  // namespace
 
 TEST_CASE("VPA buckets grow by 5% from 0.01 cores and 10 MB", "[policy][vpa]") {
-  const ExponentialBuckets& cpu = vpa_cpu_buckets();
-  CHECK(cpu.start(0) == 0);
-  CHECK(cpu.start(1) == Approx(0.01));
-  CHECK(cpu.start(2) == Approx(0.01 + 0.0105));
-  CHECK(cpu.start(3) == Approx(0.01 + 0.0105 + 0.011025));
-  CHECK(cpu.find(0.005) == 0);
-  CHECK(cpu.find(0.015) == 1);
-  CHECK(cpu.find(0.021) == 2);
-  // 1000 cores is covered: the last bucket starts at or above it.
-  CHECK(cpu.start(cpu.count() - 1) >= 1000);
-  CHECK(cpu.start(cpu.count() - 2) < 1000);
-  CHECK(vpa_memory_buckets().start(1) == Approx(1e7));
+    const ExponentialBuckets& cpu = vpa_cpu_buckets();
+    CHECK(cpu.start(0) == 0);
+    CHECK(cpu.start(1) == Approx(0.01));
+    CHECK(cpu.start(2) == Approx(0.01 + 0.0105));
+    CHECK(cpu.start(3) == Approx(0.01 + 0.0105 + 0.011025));
+    CHECK(cpu.find(0.005) == 0);
+    CHECK(cpu.find(0.015) == 1);
+    CHECK(cpu.find(0.021) == 2);
+    // 1000 cores is covered: the last bucket starts at or above it.
+    CHECK(cpu.start(cpu.count() - 1) >= 1000);
+    CHECK(cpu.start(cpu.count() - 2) < 1000);
+    CHECK(vpa_memory_buckets().start(1) == Approx(1e7));
 }
 
 TEST_CASE("VPA histogram percentiles and decay match hand computation", "[policy][vpa]") {
-  const ExponentialBuckets& b = vpa_cpu_buckets();
-  DecayingHistogram h(&b, 3600);
-  CHECK(h.empty());
-  CHECK(h.percentile(0.9) == 0);
-  // 1 core at t = 0 (weight 1), 2 cores one half-life later (weight 1 * 2^1 = 2).
-  h.add(1.0, 1.0, 0);
-  h.add(2.0, 1.0, 3600);
-  CHECK(h.total_weight() == Approx(3));
-  // Bucket of 1 core: floor(log(1 * 0.05 / 0.01 + 1) / log(1.05)) = floor(36.72) = 36; the
-  // percentile is the end of the bucket: 0.01 * (1.05^37 - 1) / 0.05 = 1.0162 cores.
-  CHECK(b.find(1.0) == 36);
-  CHECK(h.percentile(0.3) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
-  // Cumulative weight reaches 0.5 * 3 only in the bucket of 2 cores (weight 2 there).
-  CHECK(h.percentile(0.5) == Approx(b.start(b.find(2.0) + 1)));
-  // Removing the later sample leaves the first alone.
-  h.subtract(2.0, 1.0, 3600);
-  CHECK(h.total_weight() == Approx(1));
-  CHECK(h.percentile(0.99) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
+    const ExponentialBuckets& b = vpa_cpu_buckets();
+    DecayingHistogram h(&b, 3600);
+    CHECK(h.empty());
+    CHECK(h.percentile(0.9) == 0);
+    // 1 core at t = 0 (weight 1), 2 cores one half-life later (weight 1 * 2^1 = 2).
+    h.add(1.0, 1.0, 0);
+    h.add(2.0, 1.0, 3600);
+    CHECK(h.total_weight() == Approx(3));
+    // Bucket of 1 core: floor(log(1 * 0.05 / 0.01 + 1) / log(1.05)) = floor(36.72) = 36; the
+    // percentile is the end of the bucket: 0.01 * (1.05^37 - 1) / 0.05 = 1.0162 cores.
+    CHECK(b.find(1.0) == 36);
+    CHECK(h.percentile(0.3) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
+    // Cumulative weight reaches 0.5 * 3 only in the bucket of 2 cores (weight 2 there).
+    CHECK(h.percentile(0.5) == Approx(b.start(b.find(2.0) + 1)));
+    // Removing the later sample leaves the first alone.
+    h.subtract(2.0, 1.0, 3600);
+    CHECK(h.total_weight() == Approx(1));
+    CHECK(h.percentile(0.99) == Approx(0.2 * (std::pow(1.05, 37) - 1)));
 }
 
-TEST_CASE("VPA histogram renormalises past 2^100 without changing relative weights", "[policy][vpa]") {
-  const ExponentialBuckets& b = vpa_cpu_buckets();
-  DecayingHistogram h(&b, 60);
-  h.add(0.5, 1, 60 * 99.5);   // weight 2^99.5
-  h.add(3.0, 1, 60 * 100.5);  // past 100 half-lives: the reference moves to 101 half-lives
-  // Weights are now 2^-1.5 and 2^-0.5: small again, still 1 : 2.
-  CHECK(h.total_weight() == Approx(std::exp2(-1.5) + std::exp2(-0.5)));
-  CHECK(h.percentile(0.3) == Approx(b.start(b.find(0.5) + 1)));
-  CHECK(h.percentile(0.34) == Approx(b.start(b.find(3.0) + 1)));
+TEST_CASE("VPA histogram renormalises past 2^100 without changing relative weights",
+          "[policy][vpa]") {
+    const ExponentialBuckets& b = vpa_cpu_buckets();
+    DecayingHistogram h(&b, 60);
+    h.add(0.5, 1, 60 * 99.5);   // weight 2^99.5
+    h.add(3.0, 1, 60 * 100.5);  // past 100 half-lives: the reference moves to 101 half-lives
+    // Weights are now 2^-1.5 and 2^-0.5: small again, still 1 : 2.
+    CHECK(h.total_weight() == Approx(std::exp2(-1.5) + std::exp2(-0.5)));
+    CHECK(h.percentile(0.3) == Approx(b.start(b.find(0.5) + 1)));
+    CHECK(h.percentile(0.34) == Approx(b.start(b.find(3.0) + 1)));
 }
 
-TEST_CASE("VPA recommender: p90 of CPU (every sample weighs the same), p90 of memory peaks, margin, minimum", "[policy][vpa]") {
-  VpaOptions o;
-  o.memory_interval_s = 60;
-  VpaRecommender vpa(o);
-  // No data yet: no recommendation.
-  CHECK(!vpa.recommend(nullptr));
-  // Tiny usage: the minimum resources (25 millicores, 250 MiB).
-  VpaRecommender idle(o);
-  idle.observe(at(0, 0.001, 1024));
-  CHECK(idle.recommend(nullptr)->request.cpu == Approx(0.025));
-  CHECK(idle.recommend(nullptr)->request.memory == Approx(250 * MiB));
-  Allocation a;
-  // Ten CPU samples at 1 core and one at 4 cores; memory peaks per minute.
-  for (int i = 0; i < 10; ++i) vpa.observe(at(i * 10, 1.0, 1 * GiB));
-  vpa.observe(at(100, 4.0, 2 * GiB));
-  a = *vpa.recommend(nullptr);
-  const ExponentialBuckets& cpu = vpa_cpu_buckets();
-  CHECK(a.request.cpu == Approx(cpu.start(cpu.find(1.0) + 1) * 1.15));
-  CHECK(a.limit.cpu == a.request.cpu);
-  // Peaks: 1 GiB in [0, 60), 1 GiB in [60, 120) raised to 2 GiB at t = 100: p90 is 2 GiB's bucket.
-  const ExponentialBuckets& mem = vpa_memory_buckets();
-  CHECK(a.request.memory == Approx(mem.start(mem.find(2 * GiB) + 1) * 1.15));
+TEST_CASE(
+    "VPA recommender: p90 of CPU (every sample weighs the same), p90 of memory peaks, margin, "
+    "minimum",
+    "[policy][vpa]") {
+    VpaOptions o;
+    o.memory_interval_s = 60;
+    VpaRecommender vpa(o);
+    // No data yet: no recommendation.
+    CHECK(!vpa.recommend(nullptr));
+    // Tiny usage: the minimum resources (25 millicores, 250 MiB).
+    VpaRecommender idle(o);
+    idle.observe(at(0, 0.001, 1024));
+    CHECK(idle.recommend(nullptr)->request.cpu == Approx(0.025));
+    CHECK(idle.recommend(nullptr)->request.memory == Approx(250 * MiB));
+    Allocation a;
+    // Ten CPU samples at 1 core and one at 4 cores; memory peaks per minute.
+    for (int i = 0; i < 10; ++i) vpa.observe(at(i * 10, 1.0, 1 * GiB));
+    vpa.observe(at(100, 4.0, 2 * GiB));
+    a = *vpa.recommend(nullptr);
+    const ExponentialBuckets& cpu = vpa_cpu_buckets();
+    CHECK(a.request.cpu == Approx(cpu.start(cpu.find(1.0) + 1) * 1.15));
+    CHECK(a.limit.cpu == a.request.cpu);
+    // Peaks: 1 GiB in [0, 60), 1 GiB in [60, 120) raised to 2 GiB at t = 100: p90 is 2 GiB's
+    // bucket.
+    const ExponentialBuckets& mem = vpa_memory_buckets();
+    CHECK(a.request.memory == Approx(mem.start(mem.find(2 * GiB) + 1) * 1.15));
 }
 
 TEST_CASE("VPA bumps memory after an OOM kill", "[policy][vpa]") {
-  VpaOptions o;
-  o.margins = {0, 0};
-  VpaRecommender vpa(o);
-  vpa.observe(at(0, 1, 1 * GiB, {1, 1 * GiB}));
-  Sample s = at(10, 1, 1 * GiB, {1, 1 * GiB});
-  s.oom_killed = true;
-  vpa.observe(s);
-  // needed = max(1 GiB + 100 MiB, 1.2 GiB) = 1.2 GiB replaces the interval's peak.
-  const ExponentialBuckets& mem = vpa_memory_buckets();
-  CHECK(vpa.recommend(nullptr)->request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
+    VpaOptions o;
+    o.margins = {0, 0};
+    VpaRecommender vpa(o);
+    vpa.observe(at(0, 1, 1 * GiB, {1, 1 * GiB}));
+    Sample s = at(10, 1, 1 * GiB, {1, 1 * GiB});
+    s.oom_killed = true;
+    vpa.observe(s);
+    // needed = max(1 GiB + 100 MiB, 1.2 GiB) = 1.2 GiB replaces the interval's peak.
+    const ExponentialBuckets& mem = vpa_memory_buckets();
+    CHECK(vpa.recommend(nullptr)->request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
 }
 
 TEST_CASE("window: a quantile of the last W samples times (1 + margin)", "[policy]") {
-  WindowOptions o;
-  o.samples = 3;
-  o.margins = {0.1, 0.2};
-  WindowRecommender w(o);
-  for (double cpu : {5.0, 1.0, 2.0, 3.0}) w.observe(at(0, cpu, cpu * GiB));
-  // The 5 left the window: max(1, 2, 3) = 3.
-  CHECK(w.recommend(nullptr)->request.cpu == Approx(3.3));
-  CHECK(w.recommend(nullptr)->request.memory == Approx(3.6 * GiB));
-  o.quantile = 0.5;
-  WindowRecommender median(o);
-  for (double cpu : {1.0, 2.0, 3.0}) median.observe(at(0, cpu, GiB));
-  CHECK(median.recommend(nullptr)->request.cpu == Approx(2.2));
+    WindowOptions o;
+    o.samples = 3;
+    o.margins = {0.1, 0.2};
+    WindowRecommender w(o);
+    for (double cpu : {5.0, 1.0, 2.0, 3.0}) w.observe(at(0, cpu, cpu * GiB));
+    // The 5 left the window: max(1, 2, 3) = 3.
+    CHECK(w.recommend(nullptr)->request.cpu == Approx(3.3));
+    CHECK(w.recommend(nullptr)->request.memory == Approx(3.6 * GiB));
+    o.quantile = 0.5;
+    WindowRecommender median(o);
+    for (double cpu : {1.0, 2.0, 3.0}) median.observe(at(0, cpu, GiB));
+    CHECK(median.recommend(nullptr)->request.cpu == Approx(2.2));
 }
 
 TEST_CASE("static and perfect", "[policy]") {
-  StaticRecommender s({4, 8 * GiB}, {0.5, -0.5});
-  CHECK(s.recommend(nullptr)->request.cpu == 6);
-  CHECK(s.recommend(nullptr)->limit.memory == 4 * GiB);
-  PerfectRecommender p({0.1, 0});
-  const Sample next = at(0, 2, 3 * GiB);
-  CHECK(p.recommend(&next)->request.cpu == Approx(2.2));
-  CHECK(p.recommend(&next)->request.memory == 3 * GiB);
-  CHECK_THROWS_AS(p.recommend(nullptr), model::InputError);
+    StaticRecommender s({4, 8 * GiB}, {0.5, -0.5});
+    CHECK(s.recommend(nullptr)->request.cpu == 6);
+    CHECK(s.recommend(nullptr)->limit.memory == 4 * GiB);
+    PerfectRecommender p({0.1, 0});
+    const Sample next = at(0, 2, 3 * GiB);
+    CHECK(p.recommend(&next)->request.cpu == Approx(2.2));
+    CHECK(p.recommend(&next)->request.memory == 3 * GiB);
+    CHECK_THROWS_AS(p.recommend(nullptr), model::InputError);
 }
 
-TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown phases", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.margins = {0.1, 0};
-  o.debounce = 2;
-  o.headroom = {0, 0.1};
-  o.fallback.samples = 5;
-  o.adapt_samples = 3;  // the model's statistics for a phase's first two samples
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  // First sample: no history yet, no phase: no recommendation (the allocation in force stays).
-  CHECK(!feed(0.5, 0.5 * GiB));
-  CHECK(!r.phase());
-  // Phase 0 from the second sample: CPU p95 0.6 * 1.1, memory p99 1 GiB.
-  Allocation a = *feed(0.5, 0.5 * GiB);
-  REQUIRE(r.phase() == 0);
-  CHECK(a.request.cpu == Approx(0.66));
-  CHECK(a.request.memory == Approx(1 * GiB));
-  // One sample of phase 1 is not enough to switch (debounce 2), but the allocation never goes
-  // below the latest usage plus the 10% margin.
-  a = *feed(1.5, 0.5 * GiB);
-  CHECK(r.phase() == 0);
-  CHECK(a.request.cpu == Approx(1.65));
-  a = *feed(1.5, 3 * GiB);
-  CHECK(r.phase() == 1);
-  CHECK(a.request.cpu == Approx(2.2));
-  CHECK(a.request.memory == Approx(4 * GiB));
-  // About 1 core: too far from both centroids: the window fallback, counted.
-  CHECK(r.unknown_phase_samples() == 0);
-  a = *feed(1.0, 3 * GiB);
-  CHECK(r.unknown_phase_samples() == 1);
-  CHECK(a.request.cpu == Approx(1.65));  // max of the last 5 CPU samples (1.5) * 1.1
-  CHECK(r.phase() == 1);                 // the stable phase is kept
+TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown phases",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0.1, 0};
+    o.debounce = 2;
+    o.headroom = {0, 0.1};
+    o.fallback.samples = 5;
+    o.adapt_samples = 3;  // the model's statistics for a phase's first two samples
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    // First sample: no history yet, no phase: no recommendation (the allocation in force stays).
+    CHECK(!feed(0.5, 0.5 * GiB));
+    CHECK(!r.phase());
+    // Phase 0 from the second sample: CPU p95 0.6 * 1.1, memory p99 1 GiB.
+    Allocation a = *feed(0.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    CHECK(a.request.cpu == Approx(0.66));
+    CHECK(a.request.memory == Approx(1 * GiB));
+    // One sample of phase 1 is not enough to switch (debounce 2), but the allocation never goes
+    // below the latest usage plus the 10% margin.
+    a = *feed(1.5, 0.5 * GiB);
+    CHECK(r.phase() == 0);
+    CHECK(a.request.cpu == Approx(1.65));
+    a = *feed(1.5, 3 * GiB);
+    CHECK(r.phase() == 1);
+    CHECK(a.request.cpu == Approx(2.2));
+    CHECK(a.request.memory == Approx(4 * GiB));
+    // About 1 core: too far from both centroids: the window fallback, counted.
+    CHECK(r.unknown_phase_samples() == 0);
+    a = *feed(1.0, 3 * GiB);
+    CHECK(r.unknown_phase_samples() == 1);
+    CHECK(a.request.cpu == Approx(1.65));  // max of the last 5 CPU samples (1.5) * 1.1
+    CHECK(r.phase() == 1);                 // the stable phase is kept
 }
 
-TEST_CASE("phase: before the first phase, nothing is recommended (the allocation stays)", "[policy][phase]") {
-  model::PhaseModel m = two_phase_model();
-  // Two training executions began in phase 1: its 4 GiB came from other executions' sizes.
-  m.statistics->sequences = {{{1, 0}, 2}, {{0, 1}, 1}};
-  PhaseRecommender r(m, PhaseOptions{});
-  Feed feed{r};
-  CHECK(!feed(0.5, 0.5 * GiB));
-  CHECK(!r.phase());
+TEST_CASE("phase: before the first phase, nothing is recommended (the allocation stays)",
+          "[policy][phase]") {
+    model::PhaseModel m = two_phase_model();
+    // Two training executions began in phase 1: its 4 GiB came from other executions' sizes.
+    m.statistics->sequences = {{{1, 0}, 2}, {{0, 1}, 1}};
+    PhaseRecommender r(m, PhaseOptions{});
+    Feed feed{r};
+    CHECK(!feed(0.5, 0.5 * GiB));
+    CHECK(!r.phase());
 }
 
 TEST_CASE("phase: an OOM kill raises memory for the rest of the visit", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.memory_step = 0;  // the bump alone
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  feed(0.5, 0.5 * GiB);
-  feed(0.5, 0.5 * GiB);
-  const Allocation a = *feed(0.5, 0.9 * GiB, true, {1, 1 * GiB});
-  CHECK(a.request.memory == Approx(1.2 * GiB));  // max(1 GiB + 100 MiB, 1.2 GiB)
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1.2 * GiB));
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.memory_step = 0;  // the bump alone
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    feed(0.5, 0.5 * GiB);
+    feed(0.5, 0.5 * GiB);
+    const Allocation a = *feed(0.5, 0.9 * GiB, true, {1, 1 * GiB});
+    CHECK(a.request.memory == Approx(1.2 * GiB));  // max(1 GiB + 100 MiB, 1.2 GiB)
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1.2 * GiB));
 }
 
-TEST_CASE("phase: each OOM kill adds the memory step to the container's margin for good", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.memory_step = 0.25;
-  o.adapt_samples = 3;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  feed(0.5, 0.5 * GiB);
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // phase 0's p99
-  feed(0.5, 0.5 * GiB, true, {1, 0.4 * GiB});                         // a kill at 0.4 GiB
-  feed(1.5, 3 * GiB);
-  feed(1.5, 3 * GiB);  // phase 1: the bump is gone, the margin stays
-  REQUIRE(r.phase() == 1);
-  // Three samples of its own there (adapt_samples): their p99, 3 GiB, times 1.25.
-  CHECK(feed(1.5, 3 * GiB)->request.memory == Approx(3 * GiB * 1.25));
+TEST_CASE("phase: each OOM kill adds the memory step to the container's margin for good",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.memory_step = 0.25;
+    o.adapt_samples = 3;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    feed(0.5, 0.5 * GiB);
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // phase 0's p99
+    feed(0.5, 0.5 * GiB, true, {1, 0.4 * GiB});                      // a kill at 0.4 GiB
+    feed(1.5, 3 * GiB);
+    feed(1.5, 3 * GiB);  // phase 1: the bump is gone, the margin stays
+    REQUIRE(r.phase() == 1);
+    // Three samples of its own there (adapt_samples): their p99, 3 GiB, times 1.25.
+    CHECK(feed(1.5, 3 * GiB)->request.memory == Approx(3 * GiB * 1.25));
 }
 
 TEST_CASE("phase: the CPU margin adapts online toward the target fulfilment", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.cpu_target = 0.9;
-  o.cpu_step = 0.1;
-  o.adapt_samples = 0;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  feed(0.5, 0.5 * GiB);
-  const double base = feed(0.5, 0.5 * GiB)->request.cpu;  // phase 0's p95, 0.6: none recommended before
-  CHECK(base == Approx(0.6));
-  // Usage above what it recommended: a miss raises the margin by step * target. The allocation
-  // in force (here far above) does not matter: a cooldown may hold it. The latest usage, times
-  // (1 + margin), is the floor.
-  const double after_miss = feed(0.62, 0.5 * GiB, false, {8, GiB})->request.cpu;
-  CHECK(after_miss == Approx(0.62 * (1 + 0.1 * 0.9)));
-  // Each sample within it lowers the margin by step * (1 - target).
-  const double after_hit = feed(0.5, 0.5 * GiB, false, {0.1, GiB})->request.cpu;
-  CHECK(after_hit == Approx(0.6 * (1 + 0.1 * 0.9 - 0.1 * 0.1)));
-}
-
-TEST_CASE("phase: no path allocates below the latest usage plus headroom or an OOM bump", "[policy][phase]") {
-  // The calibration once drove margins to -0.95, and the window fallback for unknown phases
-  // then allocated 5% of usage. Every path now passes the same floors, whatever the margins.
-  const model::PhaseModel m = two_phase_model();
-  std::uint64_t state = 7;
-  auto uniform = [&] {  // a small LCG: deterministic, no dependence on the library's engines
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;
-  };
-  for (const double margin : {-0.95, -0.5, 0.0, 0.5}) {
+    const model::PhaseModel m = two_phase_model();
     PhaseOptions o = sizing_only();
-    o.margins = {margin, margin};
-    o.headroom = {0.2, 0.1};
+    o.cpu_target = 0.9;
+    o.cpu_step = 0.1;
+    o.adapt_samples = 0;
     PhaseRecommender r(m, o);
     Feed feed{r};
-    for (int i = 0; i < 400; ++i) {
-      // Phase 0, phase 1 and far from both (unknown: the fallback path) in turn.
-      const double cpu = 0.1 + 3 * uniform(), memory = (0.1 + 6 * uniform()) * GiB;
-      const bool oom = uniform() < 0.05;
-      const std::optional<Allocation> a = feed(cpu, memory, oom, {1, 2 * GiB});
-      if (!a) continue;
-      CHECK(a->request.cpu >= cpu * 1.2 - 1e-9);
-      CHECK(a->request.memory >= memory * 1.1 - 1);
-      if (oom) CHECK(a->request.memory >= 2 * GiB * 1.2 - 1);
-    }
-    CHECK(r.unknown_phase_samples() > 0);
-  }
+    feed(0.5, 0.5 * GiB);
+    const double base =
+        feed(0.5, 0.5 * GiB)->request.cpu;  // phase 0's p95, 0.6: none recommended before
+    CHECK(base == Approx(0.6));
+    // Usage above what it recommended: a miss raises the margin by step * target. The allocation
+    // in force (here far above) does not matter: a cooldown may hold it. The latest usage, times
+    // (1 + margin), is the floor.
+    const double after_miss = feed(0.62, 0.5 * GiB, false, {8, GiB})->request.cpu;
+    CHECK(after_miss == Approx(0.62 * (1 + 0.1 * 0.9)));
+    // Each sample within it lowers the margin by step * (1 - target).
+    const double after_hit = feed(0.5, 0.5 * GiB, false, {0.1, GiB})->request.cpu;
+    CHECK(after_hit == Approx(0.6 * (1 + 0.1 * 0.9 - 0.1 * 0.1)));
 }
 
-TEST_CASE("phase: growing memory is provisioned over the horizon, never further than seen", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.margins = {0, 0};
-  o.horizon_s = 60;
-  o.trend_samples = 3;
-  o.adapt_samples = 1;
-  o.likely_next = 1.1;  // no look-ahead to the next phases here
-  PhaseRecommender r(m, o);
-  Feed feed{r};  // samples 15 s apart
-  feed(0.5, 0.40 * GiB);
-  feed(0.5, 0.45 * GiB);
-  // Over the last 30 s memory grew 0.1 GiB: another 0.1 GiB over 30 s of the 60 s horizon.
-  CHECK(feed(0.5, 0.50 * GiB)->request.memory == Approx(0.60 * GiB));
-  PhaseOptions flat = o;
-  flat.horizon_s = 0;
-  PhaseRecommender without(m, flat);
-  Feed f2{without};
-  f2(0.5, 0.40 * GiB);
-  f2(0.5, 0.45 * GiB);
-  CHECK(f2(0.5, 0.50 * GiB)->request.memory == Approx(0.50 * GiB));
+TEST_CASE("phase: no path allocates below the latest usage plus headroom or an OOM bump",
+          "[policy][phase]") {
+    // The calibration once drove margins to -0.95, and the window fallback for unknown phases
+    // then allocated 5% of usage. Every path now passes the same floors, whatever the margins.
+    const model::PhaseModel m = two_phase_model();
+    std::uint64_t state = 7;
+    auto uniform = [&] {  // a small LCG: deterministic, no dependence on the library's engines
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    for (const double margin : {-0.95, -0.5, 0.0, 0.5}) {
+        PhaseOptions o = sizing_only();
+        o.margins = {margin, margin};
+        o.headroom = {0.2, 0.1};
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        for (int i = 0; i < 400; ++i) {
+            // Phase 0, phase 1 and far from both (unknown: the fallback path) in turn.
+            const double cpu = 0.1 + 3 * uniform(), memory = (0.1 + 6 * uniform()) * GiB;
+            const bool oom = uniform() < 0.05;
+            const std::optional<Allocation> a = feed(cpu, memory, oom, {1, 2 * GiB});
+            if (!a) continue;
+            CHECK(a->request.cpu >= cpu * 1.2 - 1e-9);
+            CHECK(a->request.memory >= memory * 1.1 - 1);
+            if (oom) CHECK(a->request.memory >= 2 * GiB * 1.2 - 1);
+        }
+        CHECK(r.unknown_phase_samples() > 0);
+    }
+}
+
+TEST_CASE("phase: growing memory is provisioned over the horizon, never further than seen",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.horizon_s = 60;
+    o.trend_samples = 3;
+    o.adapt_samples = 1;
+    o.likely_next = 1.1;  // no look-ahead to the next phases here
+    PhaseRecommender r(m, o);
+    Feed feed{r};  // samples 15 s apart
+    feed(0.5, 0.40 * GiB);
+    feed(0.5, 0.45 * GiB);
+    // Over the last 30 s memory grew 0.1 GiB: another 0.1 GiB over 30 s of the 60 s horizon.
+    CHECK(feed(0.5, 0.50 * GiB)->request.memory == Approx(0.60 * GiB));
+    PhaseOptions flat = o;
+    flat.horizon_s = 0;
+    PhaseRecommender without(m, flat);
+    Feed f2{without};
+    f2(0.5, 0.40 * GiB);
+    f2(0.5, 0.45 * GiB);
+    CHECK(f2(0.5, 0.50 * GiB)->request.memory == Approx(0.50 * GiB));
 }
 
 TEST_CASE("phase: memory climbing back after a dip is not projected as growth", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.margins = {0, 0};
-  o.horizon_s = 60;
-  o.trend_samples = 3;
-  o.adapt_samples = 1;
-  o.likely_next = 1.1;  // no look-ahead to the next phases here
-  o.memory_keep = 0;
-  PhaseRecommender r(m, o);
-  Feed feed{r};  // samples 15 s apart
-  for (int i = 0; i < 4; ++i) feed(0.5, 0.50 * GiB);
-  feed(0.5, 0.30 * GiB);  // a dip (a worker restarting), then back to where it was
-  feed(0.5, 0.45 * GiB);
-  const std::optional<Allocation> back = feed(0.5, 0.50 * GiB);
-  // No new growth: the container's own p99 in the phase (0.5 GiB), nothing projected above it.
-  CHECK(back->request.memory == Approx(0.50 * GiB));
-  // Growth past the earlier peak counts again: 0.55 - max(0.45, 0.5) over 30 s, doubled by the
-  // 60 s horizon but never further than the 30 s it was seen for.
-  CHECK(feed(0.5, 0.55 * GiB)->request.memory == Approx(0.60 * GiB));
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.horizon_s = 60;
+    o.trend_samples = 3;
+    o.adapt_samples = 1;
+    o.likely_next = 1.1;  // no look-ahead to the next phases here
+    o.memory_keep = 0;
+    PhaseRecommender r(m, o);
+    Feed feed{r};  // samples 15 s apart
+    for (int i = 0; i < 4; ++i) feed(0.5, 0.50 * GiB);
+    feed(0.5, 0.30 * GiB);  // a dip (a worker restarting), then back to where it was
+    feed(0.5, 0.45 * GiB);
+    const std::optional<Allocation> back = feed(0.5, 0.50 * GiB);
+    // No new growth: the container's own p99 in the phase (0.5 GiB), nothing projected above it.
+    CHECK(back->request.memory == Approx(0.50 * GiB));
+    // Growth past the earlier peak counts again: 0.55 - max(0.45, 0.5) over 30 s, doubled by the
+    // 60 s horizon but never further than the 30 s it was seen for.
+    CHECK(feed(0.5, 0.55 * GiB)->request.memory == Approx(0.60 * GiB));
 }
 
-TEST_CASE("phase: memory looks ahead to the likely next phase before the visit may end", "[policy][phase]") {
-  // Phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1 (4 GiB).
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.margins = {0, 0};
-  o.horizon_s = 15;  // one sample
-  o.adapt_samples = 100;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  feed(0.5, 0.5 * GiB);
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // visit of 1 sample, + 1 < 3
-  // Two samples in: the visit may end within the horizon. Never in phase 1 yet: its step in the
-  // model's statistics (4x) times this container's own memory in phase 0 (p99 of 0.5 GiB).
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(2 * GiB));
-  feed(1.5, 3 * GiB);
-  feed(1.5, 3 * GiB);
-  REQUIRE(r.phase() == 1);
-  feed(0.5, 0.5 * GiB);
-  feed(0.5, 0.5 * GiB);
-  REQUIRE(r.phase() == 0);
-  // Back in phase 0 and near its end again: what it used in phase 1, 3 GiB.
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(3 * GiB));
+TEST_CASE("phase: memory looks ahead to the likely next phase before the visit may end",
+          "[policy][phase]") {
+    // Phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1 (4 GiB).
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.horizon_s = 15;  // one sample
+    o.adapt_samples = 100;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    feed(0.5, 0.5 * GiB);
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));  // visit of 1 sample, + 1 < 3
+    // Two samples in: the visit may end within the horizon. Never in phase 1 yet: its step in the
+    // model's statistics (4x) times this container's own memory in phase 0 (p99 of 0.5 GiB).
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(2 * GiB));
+    feed(1.5, 3 * GiB);
+    feed(1.5, 3 * GiB);
+    REQUIRE(r.phase() == 1);
+    feed(0.5, 0.5 * GiB);
+    feed(0.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    // Back in phase 0 and near its end again: what it used in phase 1, 3 GiB.
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(3 * GiB));
 }
 
 TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.no_model = true;
-  o.margins = {0, 0};
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.5));  // its own first sample, not phase 0's 0.6
-  feed(2.0, 3 * GiB);                                      // phase 1's usage, still the one phase
-  CHECK(r.phase() == 0);
-  CHECK(r.unknown_phase_samples() == 0);
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.no_model = true;
+    o.margins = {0, 0};
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    CHECK(feed(0.5, 0.5 * GiB)->request.cpu ==
+          Approx(0.5));  // its own first sample, not phase 0's 0.6
+    feed(2.0, 3 * GiB);  // phase 1's usage, still the one phase
+    CHECK(r.phase() == 0);
+    CHECK(r.unknown_phase_samples() == 0);
 }
 
 TEST_CASE("krr: CPU p95 of the history, memory its maximum plus 15%", "[policy]") {
-  KrrRecommender k(KrrOptions{});
-  CHECK(!k.recommend(nullptr));
-  for (int i = 1; i <= 100; ++i) k.observe(at(i, i / 100.0, (i == 50 ? 4 : 1) * GiB));
-  const Allocation a = *k.recommend(nullptr);
-  CHECK(a.request.cpu == Approx(model::quantile([] {
-    std::vector<double> v;
-    for (int i = 1; i <= 100; ++i) v.push_back(i / 100.0);
-    return v;
-  }(), 0.95)));
-  CHECK(a.request.memory == Approx(4 * GiB * 1.15));
-  CHECK(a.limit.memory == a.request.memory);
+    KrrRecommender k(KrrOptions{});
+    CHECK(!k.recommend(nullptr));
+    for (int i = 1; i <= 100; ++i) k.observe(at(i, i / 100.0, (i == 50 ? 4 : 1) * GiB));
+    const Allocation a = *k.recommend(nullptr);
+    CHECK(a.request.cpu == Approx(model::quantile(
+                               [] {
+                                   std::vector<double> v;
+                                   for (int i = 1; i <= 100; ++i) v.push_back(i / 100.0);
+                                   return v;
+                               }(),
+                               0.95)));
+    CHECK(a.request.memory == Approx(4 * GiB * 1.15));
+    CHECK(a.limit.memory == a.request.memory);
 }
 
-TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.proactive = true;
-  o.headroom = {0.2, 0.1};
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  feed(0.5, 0.5 * GiB);
-  // Phase 0's median visit is 3 samples; its likely successor is phase 1.
-  for (int i = 0; i < 3; ++i) CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.6));
-  CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(2.0));
-  CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(4 * GiB));
+TEST_CASE("phase: proactive mode provisions for the likely next phase after a typical visit",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.proactive = true;
+    o.headroom = {0.2, 0.1};
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    feed(0.5, 0.5 * GiB);
+    // Phase 0's median visit is 3 samples; its likely successor is phase 1.
+    for (int i = 0; i < 3; ++i) CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.6));
+    CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(2.0));
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(4 * GiB));
 }
 
 TEST_CASE("oracle: the phase of the coming sample, without debounce", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o = sizing_only();
-  o.oracle = true;
-  PhaseRecommender r(m, o);
-  Sample next = at(0, 0.5, 0.5 * GiB);
-  next.known_phase = 1;
-  CHECK(r.recommend(&next)->request.cpu == Approx(2.0));
-  next.known_phase = 0;
-  CHECK(r.recommend(&next)->request.cpu == Approx(0.6));
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.oracle = true;
+    PhaseRecommender r(m, o);
+    Sample next = at(0, 0.5, 0.5 * GiB);
+    next.known_phase = 1;
+    CHECK(r.recommend(&next)->request.cpu == Approx(2.0));
+    next.known_phase = 0;
+    CHECK(r.recommend(&next)->request.cpu == Approx(0.6));
 }
 
-TEST_CASE("phase policy rejects a model without statistics and unknown quantiles", "[policy][phase]") {
-  model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
-  o.cpu_quantile = 0.8;
-  CHECK_THROWS_WITH(PhaseRecommender(m, o), Catch::Contains("0.8"));
-  m.statistics.reset();
-  CHECK_THROWS_WITH(PhaseRecommender(m, PhaseOptions{}), Catch::Contains("no phase statistics"));
+TEST_CASE("phase policy rejects a model without statistics and unknown quantiles",
+          "[policy][phase]") {
+    model::PhaseModel m = two_phase_model();
+    PhaseOptions o;
+    o.cpu_quantile = 0.8;
+    CHECK_THROWS_WITH(PhaseRecommender(m, o), Catch::Contains("0.8"));
+    m.statistics.reset();
+    CHECK_THROWS_WITH(PhaseRecommender(m, PhaseOptions{}), Catch::Contains("no phase statistics"));
 }
 
 TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
-  const Allocation start = guaranteed({1, GiB});
-  Actuator act(start, actuation(2, 0.05));
-  CHECK(act.advance(0).request.cpu == 1);
-  act.decide(guaranteed({2, GiB}));  // after sample 0: in force at sample 2
-  CHECK(act.advance(1).request.cpu == 1);
-  act.decide(guaranteed({2.05, GiB}));  // 2.5% above 2: not worth a resize
-  CHECK(act.advance(2).request.cpu == 2);
-  act.decide(guaranteed({2, 2 * GiB}));
-  CHECK(act.advance(3).request.cpu == 2);
-  act.decide(guaranteed({2, 2 * GiB}));
-  CHECK(act.advance(4).request.memory == 2 * GiB);
-  CHECK(act.resizes() == 2);
+    const Allocation start = guaranteed({1, GiB});
+    Actuator act(start, actuation(2, 0.05));
+    CHECK(act.advance(0).request.cpu == 1);
+    act.decide(guaranteed({2, GiB}));  // after sample 0: in force at sample 2
+    CHECK(act.advance(1).request.cpu == 1);
+    act.decide(guaranteed({2.05, GiB}));  // 2.5% above 2: not worth a resize
+    CHECK(act.advance(2).request.cpu == 2);
+    act.decide(guaranteed({2, 2 * GiB}));
+    CHECK(act.advance(3).request.cpu == 2);
+    act.decide(guaranteed({2, 2 * GiB}));
+    CHECK(act.advance(4).request.memory == 2 * GiB);
+    CHECK(act.resizes() == 2);
 }
 
 TEST_CASE("actuator: no resize within the cooldown of the last one, in trace time", "[policy]") {
-  ActuationOptions o = actuation(1, 0.05);
-  o.cooldown_s = 60;
-  Actuator act(guaranteed({1, GiB}), o);
-  act.advance(0);
-  act.decide(guaranteed({2, GiB}));
-  CHECK(act.advance(15).request.cpu == 2);  // the first resize, at t = 15
-  for (double t : {30.0, 45.0, 60.0}) {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    Actuator act(guaranteed({1, GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({2, GiB}));
+    CHECK(act.advance(15).request.cpu == 2);  // the first resize, at t = 15
+    for (double t : {30.0, 45.0, 60.0}) {
+        act.decide(guaranteed({3, GiB}));
+        CHECK(act.advance(t).request.cpu == 2);  // within 60 s of it
+    }
     act.decide(guaranteed({3, GiB}));
-    CHECK(act.advance(t).request.cpu == 2);  // within 60 s of it
-  }
-  act.decide(guaranteed({3, GiB}));
-  CHECK(act.advance(75).request.cpu == 3);
-  CHECK(act.resizes() == 2);
+    CHECK(act.advance(75).request.cpu == 3);
+    CHECK(act.resizes() == 2);
 }
 
 TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[policy]") {
-  ActuationOptions o = actuation(1, 0.05);
-  o.cooldown_s = 60;
-  Actuator act(guaranteed({1, GiB}), o);
-  act.advance(0);
-  act.decide(guaranteed({1, 2 * GiB}));
-  CHECK(act.advance(15).request.memory == 2 * GiB);
-  act.decide(guaranteed({2, 2 * GiB}), true);  // killed, but wants only more CPU: waits
-  CHECK(act.advance(30).request.cpu == 1);
-  act.decide(guaranteed({1, 3 * GiB}));  // the kill is remembered until a resize
-  CHECK(act.advance(45).request.memory == 3 * GiB);
-  act.decide(guaranteed({1, 4 * GiB}));  // no kill since that resize: the cooldown holds
-  CHECK(act.advance(60).request.memory == 3 * GiB);
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    Actuator act(guaranteed({1, GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({1, 2 * GiB}));
+    CHECK(act.advance(15).request.memory == 2 * GiB);
+    act.decide(guaranteed({2, 2 * GiB}), true);  // killed, but wants only more CPU: waits
+    CHECK(act.advance(30).request.cpu == 1);
+    act.decide(guaranteed({1, 3 * GiB}));  // the kill is remembered until a resize
+    CHECK(act.advance(45).request.memory == 3 * GiB);
+    act.decide(guaranteed({1, 4 * GiB}));  // no kill since that resize: the cooldown holds
+    CHECK(act.advance(60).request.memory == 3 * GiB);
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
-  ActuationOptions o = actuation(1, 0.0);
-  o.bounds.min_cpu = 0.5;
-  o.bounds.max_memory = 4 * GiB;
-  // Burstable: the memory limit is twice the request, and keeps that ratio.
-  const Allocation burstable{{1, GiB}, {2, 2 * GiB}};
-  Actuator act(burstable, o);
-  act.advance(0);
-  act.decide(guaranteed({0.1, 8 * GiB}));
-  const Allocation a = act.advance(1);
-  CHECK(a.request.cpu == 0.5);             // minAllowed
-  CHECK(a.limit.cpu == 1.0);               // ratio 2
-  CHECK(a.request.memory == 4 * GiB);      // maxAllowed
-  CHECK(a.limit.memory == 8 * GiB);
-  // RequestsOnly: limits stay, a request never above its limit; uncontrolled CPU stays.
-  ActuationOptions r = actuation(1, 0.0);
-  r.bounds.requests_and_limits = false;
-  r.bounds.control_cpu = false;
-  Actuator only(burstable, r);
-  only.advance(0);
-  only.decide(guaranteed({3, 3 * GiB}));
-  const Allocation b = only.advance(1);
-  CHECK(b.request.cpu == 1);
-  CHECK(b.request.memory == 2 * GiB);
-  CHECK(b.limit.memory == 2 * GiB);
+    ActuationOptions o = actuation(1, 0.0);
+    o.bounds.min_cpu = 0.5;
+    o.bounds.max_memory = 4 * GiB;
+    // Burstable: the memory limit is twice the request, and keeps that ratio.
+    const Allocation burstable{{1, GiB}, {2, 2 * GiB}};
+    Actuator act(burstable, o);
+    act.advance(0);
+    act.decide(guaranteed({0.1, 8 * GiB}));
+    const Allocation a = act.advance(1);
+    CHECK(a.request.cpu == 0.5);         // minAllowed
+    CHECK(a.limit.cpu == 1.0);           // ratio 2
+    CHECK(a.request.memory == 4 * GiB);  // maxAllowed
+    CHECK(a.limit.memory == 8 * GiB);
+    // RequestsOnly: limits stay, a request never above its limit; uncontrolled CPU stays.
+    ActuationOptions r = actuation(1, 0.0);
+    r.bounds.requests_and_limits = false;
+    r.bounds.control_cpu = false;
+    Actuator only(burstable, r);
+    only.advance(0);
+    only.decide(guaranteed({3, 3 * GiB}));
+    const Allocation b = only.advance(1);
+    CHECK(b.request.cpu == 1);
+    CHECK(b.request.memory == 2 * GiB);
+    CHECK(b.limit.memory == 2 * GiB);
 }
 
 TEST_CASE("ring: keeps the last capacity values, oldest first", "[policy]") {
-  policy::Ring<int> ring(3);
-  CHECK(ring.empty());
-  for (int i = 1; i <= 2; ++i) ring.push(i);
-  CHECK(ring.values() == std::vector<int>{1, 2});
-  for (int i = 3; i <= 7; ++i) ring.push(i);
-  CHECK(ring.size() == 3);
-  CHECK(ring.values() == std::vector<int>{5, 6, 7});
-  policy::Ring<int> none(0);
-  none.push(1);
-  CHECK(none.empty());
+    policy::Ring<int> ring(3);
+    CHECK(ring.empty());
+    for (int i = 1; i <= 2; ++i) ring.push(i);
+    CHECK(ring.values() == std::vector<int>{1, 2});
+    for (int i = 3; i <= 7; ++i) ring.push(i);
+    CHECK(ring.size() == 3);
+    CHECK(ring.values() == std::vector<int>{5, 6, 7});
+    policy::Ring<int> none(0);
+    none.push(1);
+    CHECK(none.empty());
 }
 
 TEST_CASE("phase: a container is first resized only after samples of its own", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
-  o.first_resize_samples = 5;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  for (int i = 1; i < 5; ++i) CHECK_FALSE(feed(2.2, 3 * GiB));  // phase 1 known from sample 2 on
-  CHECK(feed(2.2, 3 * GiB));
-  PhaseOptions invalid;
-  invalid.max_growth = 0.5;
-  CHECK_THROWS_AS(PhaseRecommender(m, invalid), model::InputError);
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o;
+    o.first_resize_samples = 5;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    for (int i = 1; i < 5; ++i) CHECK_FALSE(feed(2.2, 3 * GiB));  // phase 1 known from sample 2 on
+    CHECK(feed(2.2, 3 * GiB));
+    PhaseOptions invalid;
+    invalid.max_growth = 0.5;
+    CHECK_THROWS_AS(PhaseRecommender(m, invalid), model::InputError);
 }
 
-TEST_CASE("phase: one step never grows a request past max_growth nor below the share kept", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
-  o.first_resize_samples = 0;
-  o.margins = {0, 0};
-  o.max_growth = 2;
-  o.cpu_keep = 0.5;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
-  // twice that at most.
-  feed(3, 3 * GiB);
-  std::optional<Allocation> up = feed(3, 3 * GiB);
-  REQUIRE(up);
-  CHECK(up->request.cpu == Approx(2));
-  // Memory never below what the container already uses (3 GiB, past the 1 GiB in force: a kill
-  // for sure), bound or not.
-  CHECK(up->request.memory == Approx(3 * GiB));
-  // Down: never below half of what is in force (4 cores, 8 GiB).
-  const Amount large{4, 8 * GiB};
-  feed(0.1, 0.1 * GiB, false, large);
-  std::optional<Allocation> down = feed(0.1, 0.1 * GiB, false, large);
-  REQUIRE(down);
-  CHECK(down->request.cpu == Approx(2));
-  CHECK(down->request.memory == Approx(4 * GiB));
-  // Unbounded, the same container jumps at once.
-  o.max_growth = 0;
-  o.cpu_keep = o.memory_keep = 0;
-  PhaseRecommender free(m, o);
-  Feed f2{free};
-  f2(3, 3 * GiB);
-  CHECK(f2(3, 3 * GiB)->request.cpu == Approx(3));
+TEST_CASE("phase: one step never grows a request past max_growth nor below the share kept",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o;
+    o.first_resize_samples = 0;
+    o.margins = {0, 0};
+    o.max_growth = 2;
+    o.cpu_keep = 0.5;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
+    // twice that at most.
+    feed(3, 3 * GiB);
+    std::optional<Allocation> up = feed(3, 3 * GiB);
+    REQUIRE(up);
+    CHECK(up->request.cpu == Approx(2));
+    // Memory never below what the container already uses (3 GiB, past the 1 GiB in force: a kill
+    // for sure), bound or not.
+    CHECK(up->request.memory == Approx(3 * GiB));
+    // Down: never below half of what is in force (4 cores, 8 GiB).
+    const Amount large{4, 8 * GiB};
+    feed(0.1, 0.1 * GiB, false, large);
+    std::optional<Allocation> down = feed(0.1, 0.1 * GiB, false, large);
+    REQUIRE(down);
+    CHECK(down->request.cpu == Approx(2));
+    CHECK(down->request.memory == Approx(4 * GiB));
+    // Unbounded, the same container jumps at once.
+    o.max_growth = 0;
+    o.cpu_keep = o.memory_keep = 0;
+    PhaseRecommender free(m, o);
+    Feed f2{free};
+    f2(3, 3 * GiB);
+    CHECK(f2(3, 3 * GiB)->request.cpu == Approx(3));
 }
 
 TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
-  o.first_resize_samples = 0;
-  o.margins = {0, 0};
-  PhaseRecommender r(m, o);
-  Sample s = at(15, 0.5, 0.9 * GiB, {1, 1 * GiB});
-  std::vector<double> features = {0.5, 0.9 * GiB};
-  s.features = features.data();
-  s.limit = {1, 4 * GiB};  // killed at a 4 GiB limit: the bump is 4.8 GiB, past twice 1 GiB
-  r.observe(s);
-  s.timestamp = 30;
-  s.oom_killed = true;
-  r.observe(s);
-  const std::optional<Allocation> a = r.recommend(nullptr);
-  REQUIRE(a);
-  CHECK(a->request.memory == Approx(4.8 * GiB));
-  CHECK(a->request.cpu <= 2);
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o;
+    o.first_resize_samples = 0;
+    o.margins = {0, 0};
+    PhaseRecommender r(m, o);
+    Sample s = at(15, 0.5, 0.9 * GiB, {1, 1 * GiB});
+    std::vector<double> features = {0.5, 0.9 * GiB};
+    s.features = features.data();
+    s.limit = {1, 4 * GiB};  // killed at a 4 GiB limit: the bump is 4.8 GiB, past twice 1 GiB
+    r.observe(s);
+    s.timestamp = 30;
+    s.oom_killed = true;
+    r.observe(s);
+    const std::optional<Allocation> a = r.recommend(nullptr);
+    REQUIRE(a);
+    CHECK(a->request.memory == Approx(4.8 * GiB));
+    CHECK(a->request.cpu <= 2);
 }
 
 TEST_CASE("phase: a step held back by the bound is no miss for the CPU margin", "[policy][phase]") {
-  const model::PhaseModel m = two_phase_model();
-  PhaseOptions o;
-  o.first_resize_samples = 0;
-  o.margins = {0.1, 0};
-  o.cpu_target = 0.95;
-  o.max_growth = 2;
-  PhaseRecommender r(m, o);
-  Feed feed{r};
-  // 3 cores in use, 1 in force: every recommendation is held at 2 cores, below the usage.
-  for (int i = 0; i < 20; ++i) CHECK(feed(3, 3 * GiB).value_or(Allocation{}).request.cpu <= 2 + 1e-9);
-  // Once 4 cores are in force, the estimate's own margin shows: no more than the 10% given
-  // (20 counted misses would have added about 0.05 * 0.95 * 20 = 0.95 to it).
-  const std::optional<Allocation> a = feed(3, 3 * GiB, false, {4, 8 * GiB});
-  REQUIRE(a);
-  CHECK(a->request.cpu <= 3 * 1.1 + 1e-9);
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o;
+    o.first_resize_samples = 0;
+    o.margins = {0.1, 0};
+    o.cpu_target = 0.95;
+    o.max_growth = 2;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    // 3 cores in use, 1 in force: every recommendation is held at 2 cores, below the usage.
+    for (int i = 0; i < 20; ++i)
+        CHECK(feed(3, 3 * GiB).value_or(Allocation{}).request.cpu <= 2 + 1e-9);
+    // Once 4 cores are in force, the estimate's own margin shows: no more than the 10% given
+    // (20 counted misses would have added about 0.05 * 0.95 * 20 = 0.95 to it).
+    const std::optional<Allocation> a = feed(3, 3 * GiB, false, {4, 8 * GiB});
+    REQUIRE(a);
+    CHECK(a->request.cpu <= 3 * 1.1 + 1e-9);
 }

@@ -22,7 +22,8 @@ namespace {
 
 const char* kEmptyVector = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
 
-std::string vector_of(const std::string& ns, const std::vector<std::pair<std::string, std::string>>& pods) {
+std::string vector_of(const std::string& ns,
+                      const std::vector<std::pair<std::string, std::string>>& pods) {
     std::string out = R"({"status":"success","data":{"resultType":"vector","result":[)";
     for (std::size_t i = 0; i < pods.size(); ++i) {
         if (i) out += ",";
@@ -38,12 +39,14 @@ std::string form_field(const std::string& body, const std::string& key) {
     std::size_t pos = 0;
     while (pos <= body.size()) {
         std::size_t amp = body.find('&', pos);
-        std::string pair = body.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+        std::string pair =
+            body.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
         if (pair.rfind(key + "=", 0) == 0) {
             std::string enc = pair.substr(key.size() + 1);
             for (std::size_t i = 0; i < enc.size(); ++i) {
                 if (enc[i] == '%' && i + 2 < enc.size()) {
-                    value.push_back(static_cast<char>(std::stoi(enc.substr(i + 1, 2), nullptr, 16)));
+                    value.push_back(
+                        static_cast<char>(std::stoi(enc.substr(i + 1, 2), nullptr, 16)));
                     i += 2;
                 } else {
                     value.push_back(enc[i] == '+' ? ' ' : enc[i]);
@@ -59,8 +62,11 @@ std::string form_field(const std::string& body, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("the client POSTs form-encoded queries with the bearer token under the URL's prefix", "[local]") {
-    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, vector_of("n", {{"a", "1.5"}})}; });
+TEST_CASE("the client POSTs form-encoded queries with the bearer token under the URL's prefix",
+          "[local]") {
+    ScriptedHttpServer server([](const SeenRequest&) {
+        return ScriptedResponse{200, vector_of("n", {{"a", "1.5"}})};
+    });
     std::vector<std::string> seen_endpoints;
     ClientConfig c;
     c.url = server.url() + "/prom/";
@@ -98,7 +104,9 @@ TEST_CASE("the client POSTs form-encoded queries with the bearer token under the
 }
 
 TEST_CASE("a bearer token file is read again when it changes", "[local]") {
-    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector}; });
+    ScriptedHttpServer server([](const SeenRequest&) {
+        return ScriptedResponse{200, kEmptyVector};
+    });
     TempDir dir;
     const std::string file = dir.write("token", "first-token\n");
     ClientConfig c;
@@ -117,7 +125,9 @@ TEST_CASE("a bearer token file is read again when it changes", "[local]") {
 }
 
 TEST_CASE("a server that does not answer in time gives a TransportError that says so", "[local]") {
-    ScriptedHttpServer server([](const SeenRequest&) { return ScriptedResponse{200, kEmptyVector, "application/json", 10s}; });
+    ScriptedHttpServer server([](const SeenRequest&) {
+        return ScriptedResponse{200, kEmptyVector, "application/json", 10s};
+    });
     std::vector<Outcome> outcomes;
     ClientConfig c;
     c.url = server.url();
@@ -131,7 +141,8 @@ TEST_CASE("a server that does not answer in time gives a TransportError that say
     } catch (const TransportError& e) {
         CHECK(e.timed_out());
         CHECK(e.query() == "up");
-        CHECK_THAT(std::string(e.what()), Contains("no answer within 0.2 s") && Contains(server.url()));
+        CHECK_THAT(std::string(e.what()),
+                   Contains("no answer within 0.2 s") && Contains(server.url()));
     }
     CHECK(std::chrono::steady_clock::now() - started < 5s);
     CHECK(outcomes == std::vector<Outcome>{Outcome::Timeout});
@@ -143,14 +154,16 @@ TEST_CASE("queries with ever different waits share a few connections", "[local]"
     // The operator cuts each query's wait to what is left of its tick, so no two waits are
     // alike; each must not cost a connection (and a pool) of its own. Waits are rounded down
     // to 1, 2 or 5 times a power of ten: these 40 (4000 ms down to 2557 ms) take 2000 ms.
-    test_support::FakeHttpServer server([](const SeenRequest&, const test_support::HttpExchange& send) {
+    test_support::FakeHttpServer server([](const SeenRequest&,
+                                           const test_support::HttpExchange& send) {
         send(test_support::FakeHttpServer::response(200, kEmptyVector));  // keeps the connection
     });
     ClientConfig c;
     c.url = server.url();
     c.timeout = 5s;
     Client client(c);
-    for (int i = 0; i < 40; ++i) client.query("up", {}, QueryOptions{std::chrono::milliseconds(4000 - 37 * i), {}});
+    for (int i = 0; i < 40; ++i)
+        client.query("up", {}, QueryOptions{std::chrono::milliseconds(4000 - 37 * i), {}});
     CHECK(server.requests().size() == 40);
     // One pool; cpprest may open a second connection before the first is back in it.
     CHECK(server.connections() <= 4);
@@ -179,7 +192,9 @@ TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
             case 0: return ScriptedResponse{502, "<html>Bad Gateway</html>", "text/html"};
             case 1: return ScriptedResponse{200, "hello", "text/plain"};
             default:
-                return ScriptedResponse{422, R"({"status":"error","errorType":"execution","error":"many-to-many matching not allowed"})"};
+                return ScriptedResponse{
+                    422,
+                    R"({"status":"error","errorType":"execution","error":"many-to-many matching not allowed"})"};
         }
     });
     std::vector<Outcome> outcomes;
@@ -211,22 +226,26 @@ TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
         CHECK(e.error_type() == "execution");
         CHECK_THAT(std::string(e.what()), Contains("many-to-many") && Contains("a * on() b"));
     }
-    CHECK(outcomes == std::vector<Outcome>{Outcome::ApiError, Outcome::BadResponse, Outcome::ApiError});
+    CHECK(outcomes ==
+          std::vector<Outcome>{Outcome::ApiError, Outcome::BadResponse, Outcome::ApiError});
 }
 
-TEST_CASE("read_features makes one query per feature and namespace and keeps going past failures", "[local]") {
+TEST_CASE("read_features makes one query per feature and namespace and keeps going past failures",
+          "[local]") {
     ScriptedHttpServer server([](const SeenRequest& req) {
         const std::string body = req.body;
         const bool cpu = body.find("container_cpu_usage_seconds_total") != std::string::npos;
         if (body.find("%22broken%22") != std::string::npos) {
-            return ScriptedResponse{503, R"({"status":"error","errorType":"timeout","error":"query timed out"})"};
+            return ScriptedResponse{
+                503, R"({"status":"error","errorType":"timeout","error":"query timed out"})"};
         }
         if (body.find("%22ns-a%22") != std::string::npos) {
             // A series of another namespace in the answer is not ns-a's.
             return ScriptedResponse{200, cpu ? vector_of("ns-a", {{"p1", "1.5"}, {"p2", "0.5"}})
                                              : vector_of("ns-a", {{"p1", "1000"}, {"p3", "3000"}})};
         }
-        return ScriptedResponse{200, cpu ? vector_of("ns-x", {{"q", "9"}}) : vector_of("ns-b", {{"q", "2000"}})};
+        return ScriptedResponse{
+            200, cpu ? vector_of("ns-x", {{"q", "9"}}) : vector_of("ns-b", {{"q", "2000"}})};
     });
     ClientConfig c;
     c.url = server.url();
@@ -240,7 +259,8 @@ TEST_CASE("read_features makes one query per feature and namespace and keeps goi
     CHECK(snap.failures[0].feature == "cpu.usage.cores");
     CHECK(snap.failures[0].timed_out);
     // The message is ours; the reply's own words are kept apart, for a debug log only.
-    CHECK_THAT(snap.failures[0].message, Contains("HTTP 503 timeout") && !Contains("query timed out"));
+    CHECK_THAT(snap.failures[0].message,
+               Contains("HTTP 503 timeout") && !Contains("query timed out"));
     CHECK_THAT(snap.failures[0].reply, Contains("query timed out"));
     REQUIRE(snap.values.size() == 4);
     CHECK(snap.values.at({"ns-a", "p1", "main"}) == std::vector<double>{1.5, 1000});
@@ -251,17 +271,22 @@ TEST_CASE("read_features makes one query per feature and namespace and keeps goi
     CHECK(snap.values.count({"ns-x", "q", "main"}) == 0);
 }
 
-TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, and joins them", "[local]") {
+TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, and joins them",
+          "[local]") {
     // Answers each range query with one sample at its start and one at its end.
     ScriptedHttpServer server([](const SeenRequest& req) {
         auto param = [&](const std::string& name) {
             const auto at = req.body.find(name + "=");
             const auto end = req.body.find('&', at);
-            return req.body.substr(at + name.size() + 1, end == std::string::npos ? std::string::npos : end - at - name.size() - 1);
+            return req.body.substr(at + name.size() + 1, end == std::string::npos
+                                                             ? std::string::npos
+                                                             : end - at - name.size() - 1);
         };
         const std::string start = param("start"), end = param("end");
-        return ScriptedResponse{200, R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns","pod":"p","container":"main"},"values":[[)" +
-                                         start + R"(,"1"],[)" + end + R"(,"2"]]}]}})"};
+        return ScriptedResponse{
+            200,
+            R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns","pod":"p","container":"main"},"values":[[)" +
+                start + R"(,"1"],[)" + end + R"(,"2"]]}]}})"};
     });
     ClientConfig c;
     c.url = server.url();
@@ -276,7 +301,8 @@ TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, a
     const auto& samples = h.series.at({"ns", "p", "main"})[0];
     REQUIRE(samples.size() == 6);
     const double t0 = 1'700'000'000;
-    const std::vector<double> want{t0, t0 + 9'999, t0 + 10'000, t0 + 19'999, t0 + 20'000, t0 + 25'000};
+    const std::vector<double> want{t0,          t0 + 9'999,  t0 + 10'000,
+                                   t0 + 19'999, t0 + 20'000, t0 + 25'000};
     for (std::size_t i = 0; i < samples.size(); ++i) CHECK(samples[i].time == want[i]);
 }
 
@@ -307,7 +333,8 @@ TEST_CASE("the exporter explains itself and refuses bad arguments clearly", "[lo
                                 Contains("--pod-map") && Contains("--loop"));
 
     TempDir dir;
-    const std::string csv = dir.write("t.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n0,1,1,10\n30,1,1,10\n");
+    const std::string csv = dir.write(
+        "t.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n0,1,1,10\n30,1,1,10\n");
     Run missing = run_exporter({"--trace", (dir.path() / "nope.csv").string(), "--namespace", "n"});
     CHECK(missing.code != 0);
     CHECK_THAT(missing.output, Contains("nope.csv"));
@@ -331,9 +358,11 @@ TEST_CASE("the exporter explains itself and refuses bad arguments clearly", "[lo
     CHECK_THAT(bad_trace.output, Contains("bad.csv") && Contains("mem.working.set"));
 
     ScriptedHttpServer busy([](const SeenRequest&) { return ScriptedResponse{}; });
-    Run in_use = run_exporter({"--trace", csv, "--namespace", "n", "--listen", "127.0.0.1:" + std::to_string(busy.port())});
+    Run in_use = run_exporter({"--trace", csv, "--namespace", "n", "--listen",
+                               "127.0.0.1:" + std::to_string(busy.port())});
     CHECK(in_use.code == 1);
-    CHECK_THAT(in_use.output, Contains("cannot listen on 127.0.0.1:" + std::to_string(busy.port())));
+    CHECK_THAT(in_use.output,
+               Contains("cannot listen on 127.0.0.1:" + std::to_string(busy.port())));
 }
 
 TEST_CASE("the exporter serves the trace's pods, ends them, and stops on SIGTERM", "[local]") {
@@ -344,24 +373,35 @@ TEST_CASE("the exporter serves the trace's pods, ends them, and stops on SIGTERM
                                       "0,q,2,1000\n30,q,2,1000\n"
                                       "0,s,0.5,4096\n300,s,0.5,4096\n");
     const int port = free_port();
-    ChildProcess exporter({PHASESCALE_REPLAY_EXPORTER, "--trace", csv, "--namespace", "ns-1", "--speed", "60",
-                           "--listen", "127.0.0.1:" + std::to_string(port), "--pod-map", "q=quick,s=slow",
-                           "--container", "trainer"},
+    ChildProcess exporter({PHASESCALE_REPLAY_EXPORTER, "--trace", csv, "--namespace", "ns-1",
+                           "--speed", "60", "--listen", "127.0.0.1:" + std::to_string(port),
+                           "--pod-map", "q=quick,s=slow", "--container", "trainer"},
                           dir.path() / "exporter.log");
     HttpResult first;
-    bool up = wait_until([&] { return (first = http_get(port, "/metrics")).status == 200 || !exporter.running(); }, 10s);
+    bool up = wait_until(
+        [&] { return (first = http_get(port, "/metrics")).status == 200 || !exporter.running(); },
+        10s);
     INFO("exporter log:\n" << exporter.log_tail());
     REQUIRE(up);
     REQUIRE(first.status == 200);
-    CHECK_THAT(first.body, Contains(R"(container_memory_working_set_bytes{namespace="ns-1",pod="slow",container="trainer"} 4096)"));
-    CHECK_THAT(first.body, Contains(R"(container_cpu_usage_seconds_total{namespace="ns-1",pod="slow",container="trainer"} )"));
-    CHECK_THAT(exporter.log_tail(), Contains("listening on http://127.0.0.1:" + std::to_string(port) + "/metrics"));
+    CHECK_THAT(
+        first.body,
+        Contains(
+            R"(container_memory_working_set_bytes{namespace="ns-1",pod="slow",container="trainer"} 4096)"));
+    CHECK_THAT(
+        first.body,
+        Contains(
+            R"(container_cpu_usage_seconds_total{namespace="ns-1",pod="slow",container="trainer"} )"));
+    CHECK_THAT(exporter.log_tail(),
+               Contains("listening on http://127.0.0.1:" + std::to_string(port) + "/metrics"));
 
     HttpResult later;
-    bool quick_gone = wait_until([&] {
-        later = http_get(port, "/metrics");
-        return later.status == 200 && later.body.find("pod=\"quick\"") == std::string::npos;
-    }, 10s);
+    bool quick_gone = wait_until(
+        [&] {
+            later = http_get(port, "/metrics");
+            return later.status == 200 && later.body.find("pod=\"quick\"") == std::string::npos;
+        },
+        10s);
     CHECK(quick_gone);
     CHECK_THAT(later.body, Contains("pod=\"slow\""));
     CHECK(http_get(port, "/nope").status == 404);

@@ -26,7 +26,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-constexpr double kSpeed = 30;             // trace seconds per wall second
+constexpr double kSpeed = 30;  // trace seconds per wall second
 constexpr double kCpuA = 1.5, kCpuB = 0.25;
 constexpr double kMemA = 1073741824, kMemB = 268435456;
 constexpr double kShortMem = 5000000;
@@ -52,8 +52,10 @@ bool on_path(const std::string& binary) {
     std::size_t pos = 0;
     while (pos <= p.size()) {
         std::size_t colon = p.find(':', pos);
-        std::string dir = p.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
-        if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / binary)) return true;
+        std::string dir =
+            p.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+        if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / binary))
+            return true;
         if (colon == std::string::npos) break;
         pos = colon + 1;
     }
@@ -62,10 +64,9 @@ bool on_path(const std::string& binary) {
 
 // Starts a server on a free port, again on another port if the first was taken meanwhile.
 // `ready` is polled until it says yes or the process ends.
-std::unique_ptr<ChildProcess> start_server(const std::string& what,
-                                           const std::function<std::vector<std::string>(int)>& argv_for,
-                                           const std::filesystem::path& log, int& port,
-                                           const std::function<bool(int)>& ready) {
+std::unique_ptr<ChildProcess> start_server(
+    const std::string& what, const std::function<std::vector<std::string>(int)>& argv_for,
+    const std::filesystem::path& log, int& port, const std::function<bool(int)>& ready) {
     std::string last_log;
     int exit_code = 0;
     for (int attempt = 0; attempt < 3; ++attempt) {
@@ -74,11 +75,14 @@ std::unique_ptr<ChildProcess> start_server(const std::string& what,
         bool ok = wait_until([&] { return ready(port) || !p->running(); }, kStartTimeout);
         if (ok && p->running()) return p;
         last_log = p->log_tail();
-        if (!ok) FAIL(what << " not ready within " << kStartTimeout.count() << " ms; its log:\n" << last_log);
+        if (!ok)
+            FAIL(what << " not ready within " << kStartTimeout.count() << " ms; its log:\n"
+                      << last_log);
         exit_code = p->exit_code();
         if (last_log.find("address already in use") == std::string::npos) break;
     }
-    FAIL(what << " exited with code " << exit_code << " before it was ready; its log:\n" << last_log);
+    FAIL(what << " exited with code " << exit_code << " before it was ready; its log:\n"
+              << last_log);
     return nullptr;
 }
 
@@ -103,13 +107,16 @@ struct PromEnv {
     PromEnv() {
         const std::string binary = prometheus_binary();
         if (!on_path(binary)) {
-            FAIL("the Prometheus server (" << binary << ") is not installed: install the Debian package "
-                 "`prometheus` (scripts/install-deps.sh does) or set PHASESCALE_PROMETHEUS");
+            FAIL("the Prometheus server ("
+                 << binary
+                 << ") is not installed: install the Debian package "
+                    "`prometheus` (scripts/install-deps.sh does) or set PHASESCALE_PROMETHEUS");
         }
         // The exporters' ports first: Prometheus' configuration names them.
         for (int i = 0; i < 3; ++i) exporter_ports.push_back(free_port());
         std::string targets;
-        for (int p : exporter_ports) targets += (targets.empty() ? "" : ", ") + ("'127.0.0.1:" + std::to_string(p) + "'");
+        for (int p : exporter_ports)
+            targets += (targets.empty() ? "" : ", ") + ("'127.0.0.1:" + std::to_string(p) + "'");
         const std::string config = dir.write("prometheus.yml",
                                              "global:\n"
                                              "  scrape_interval: 1s\n"
@@ -119,15 +126,15 @@ struct PromEnv {
                                              "  - job_name: replay\n"
                                              "    honor_labels: true\n"
                                              "    static_configs:\n"
-                                             "      - targets: [" + targets + "]\n");
+                                             "      - targets: [" +
+                                                 targets + "]\n");
         prometheus = start_server(
             "prometheus",
             [&](int port) {
-                return std::vector<std::string>{binary,
-                                                "--config.file=" + config,
-                                                "--storage.tsdb.path=" + (dir.path() / "data").string(),
-                                                "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                                "--log.level=warn"};
+                return std::vector<std::string>{
+                    binary, "--config.file=" + config,
+                    "--storage.tsdb.path=" + (dir.path() / "data").string(),
+                    "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"};
             },
             dir.path() / "prometheus.log", prometheus_port,
             [](int port) { return http_get(port, "/-/ready").status == 200; });
@@ -137,26 +144,32 @@ struct PromEnv {
         // targets after a few seconds), so that it sees them from their first second.
         wait_for_targets();
         const std::string csv = dir.write("trace.csv", trace_csv());
-        const std::string short_csv = dir.write("short.csv",
-                                                "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
-                                                "1700000000,short,0.5,5000000\n1700000045,short,0.5,5000000\n");
+        const std::string short_csv =
+            dir.write("short.csv",
+                      "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
+                      "1700000000,short,0.5,5000000\n1700000045,short,0.5,5000000\n");
         const std::vector<std::vector<std::string>> extra{
-            {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b", "--pod-label",
-             "app=trainer"},
+            {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b",
+             "--pod-label", "app=trainer"},
             {"--trace", csv, "--namespace", "prom-other"},
             {"--trace", short_csv, "--namespace", "prom-ended"}};
         for (std::size_t i = 0; i < extra.size(); ++i) {
-            std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER, "--speed", std::to_string(kSpeed), "--listen",
+            std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER, "--speed",
+                                          std::to_string(kSpeed), "--listen",
                                           "127.0.0.1:" + std::to_string(exporter_ports[i])};
             argv.insert(argv.end(), extra[i].begin(), extra[i].end());
-            exporters.push_back(std::make_unique<ChildProcess>(argv, dir.path() / ("exporter" + std::to_string(i) + ".log")));
+            exporters.push_back(std::make_unique<ChildProcess>(
+                argv, dir.path() / ("exporter" + std::to_string(i) + ".log")));
         }
         for (std::size_t i = 0; i < exporters.size(); ++i) {
             auto& e = *exporters[i];
             const int port = exporter_ports[i];
-            bool up = wait_until([&] { return http_get(port, "/metrics").status == 200 || !e.running(); }, kStartTimeout);
+            bool up =
+                wait_until([&] { return http_get(port, "/metrics").status == 200 || !e.running(); },
+                           kStartTimeout);
             if (!up || !e.running()) {
-                FAIL("replay exporter " << i << " (port " << port << ") did not start; its log:\n" << e.log_tail());
+                FAIL("replay exporter " << i << " (port " << port << ") did not start; its log:\n"
+                                        << e.log_tail());
             }
         }
         wait_for_data();
@@ -181,8 +194,9 @@ struct PromEnv {
             },
             kDataTimeout, 100ms);
         if (!ok) {
-            FAIL("Prometheus does not scrape the exporters' addresses within " << kDataTimeout.count()
-                 << " ms; last: " << last << "\nprometheus log:\n" << prometheus->log_tail());
+            FAIL("Prometheus does not scrape the exporters' addresses within "
+                 << kDataTimeout.count() << " ms; last: " << last << "\nprometheus log:\n"
+                 << prometheus->log_tail());
         }
     }
 
@@ -213,8 +227,10 @@ struct PromEnv {
             },
             kDataTimeout, 250ms);
         if (!ok) {
-            FAIL("Prometheus has not scraped " << kSamplesBeforeTests << " samples of the 4 replayed pods within "
-                 << kDataTimeout.count() << " ms; last: " << last << "\nprometheus log:\n" << prometheus->log_tail());
+            FAIL("Prometheus has not scraped "
+                 << kSamplesBeforeTests << " samples of the 4 replayed pods within "
+                 << kDataTimeout.count() << " ms; last: " << last << "\nprometheus log:\n"
+                 << prometheus->log_tail());
         }
     }
 };
@@ -258,7 +274,8 @@ TEST_CASE("instant queries return the replayed CPU rate and memory", "[prometheu
     PromEnv& e = env();
     Client client = client_for(e);
 
-    auto mem = by_pod(client.query(R"(container_memory_working_set_bytes{namespace="prom-it"})").as_vector());
+    auto mem = by_pod(
+        client.query(R"(container_memory_working_set_bytes{namespace="prom-it"})").as_vector());
     REQUIRE(mem.size() == 2);
     CHECK(mem.at("trainer-a").sample.value == kMemA);
     CHECK(mem.at("trainer-b").sample.value == kMemB);
@@ -266,14 +283,17 @@ TEST_CASE("instant queries return the replayed CPU rate and memory", "[prometheu
     CHECK(mem.at("trainer-a").metric.at("__name__") == "container_memory_working_set_bytes");
     CHECK(mem.at("trainer-a").metric.at("job") == "replay");
 
-    auto cpu = by_pod(client.query(R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))").as_vector());
+    auto cpu =
+        by_pod(client.query(R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))")
+                   .as_vector());
     REQUIRE(cpu.size() == 2);
     CHECK(cpu.at("trainer-a").sample.value == Approx(kCpuA).epsilon(kCpuTolerance));
     CHECK(cpu.at("trainer-b").sample.value == Approx(kCpuB).epsilon(kCpuTolerance));
 
     // At an explicit time, one second ago.
     const auto at = std::chrono::system_clock::now() - 1s;
-    auto past = client.query(R"(container_memory_working_set_bytes{namespace="prom-it", pod="trainer-b"})", at);
+    auto past = client.query(
+        R"(container_memory_working_set_bytes{namespace="prom-it", pod="trainer-b"})", at);
     REQUIRE(past.vector.size() == 1);
     CHECK(past.vector[0].sample.value == kMemB);
     CHECK(past.vector[0].sample.time ==
@@ -287,10 +307,12 @@ TEST_CASE("instant queries return the replayed CPU rate and memory", "[prometheu
 TEST_CASE("range queries return matrices of the replayed values", "[prometheus]") {
     PromEnv& e = env();
     Client client = client_for(e);
-    const auto end = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now() - 1s);
+    const auto end =
+        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now() - 1s);
     const auto start = end - 4s;
 
-    auto mem = client.query_range(R"(container_memory_working_set_bytes{namespace="prom-it"})", start, end, 1s);
+    auto mem = client.query_range(R"(container_memory_working_set_bytes{namespace="prom-it"})",
+                                  start, end, 1s);
     REQUIRE(mem.type == ResultType::Matrix);
     REQUIRE(mem.matrix.size() == 2);
     for (const auto& s : mem.matrix) {
@@ -299,21 +321,27 @@ TEST_CASE("range queries return matrices of the replayed values", "[prometheus]"
         REQUIRE(s.samples.size() == 5);
         for (std::size_t i = 0; i < s.samples.size(); ++i) {
             CHECK(s.samples[i].value == want);
-            CHECK(s.samples[i].time == Approx(std::chrono::duration<double>((start + static_cast<long>(i) * 1s).time_since_epoch()).count()));
+            CHECK(s.samples[i].time ==
+                  Approx(std::chrono::duration<double>(
+                             (start + static_cast<long>(i) * 1s).time_since_epoch())
+                             .count()));
         }
     }
 
-    auto cpu = client.query_range(R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[3s]))", end - 2s, end, 1s);
+    auto cpu = client.query_range(
+        R"(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[3s]))", end - 2s, end, 1s);
     REQUIRE(cpu.matrix.size() == 2);
     for (const auto& s : cpu.matrix) {
         INFO("pod " << s.metric.at("pod"));
         const double want = s.metric.at("pod") == "trainer-a" ? kCpuA : kCpuB;
         REQUIRE(s.samples.size() == 3);
-        for (const auto& sample : s.samples) CHECK(sample.value == Approx(want).epsilon(kCpuTolerance));
+        for (const auto& sample : s.samples)
+            CHECK(sample.value == Approx(want).epsilon(kCpuTolerance));
     }
 }
 
-TEST_CASE("batched feature queries: one query per feature and namespace, one series per pod", "[prometheus]") {
+TEST_CASE("batched feature queries: one query per feature and namespace, one series per pod",
+          "[prometheus]") {
     PromEnv& e = env();
     int observed = 0;
     Client client = client_for(e, [&](const RequestRecord& r) {
@@ -322,7 +350,8 @@ TEST_CASE("batched feature queries: one query per feature and namespace, one ser
     });
     const auto window = rate_window(2s, 1s);
     REQUIRE(window == 4s);
-    FeatureSnapshot snap = read_features(client, FeatureQueries(), {"prom-it", "prom-other"}, window);
+    FeatureSnapshot snap =
+        read_features(client, FeatureQueries(), {"prom-it", "prom-other"}, window);
     CHECK(snap.queries == 4);
     CHECK(observed == 4);
     CHECK(client.stats().requests == 4);
@@ -346,7 +375,8 @@ TEST_CASE("batched feature queries: one query per feature and namespace, one ser
 
     // The same as history, for a restarted operator.
     const auto end = std::chrono::system_clock::now() - 1s;
-    FeatureHistory hist = read_feature_history(client, FeatureQueries(), {"prom-it"}, window, end - 3s, end, 1s);
+    FeatureHistory hist =
+        read_feature_history(client, FeatureQueries(), {"prom-it"}, window, end - 3s, end, 1s);
     CHECK(hist.queries == 2);
     CHECK(hist.failures.empty());
     REQUIRE(hist.series.size() == 2);
@@ -362,7 +392,8 @@ TEST_CASE("batched feature queries: one query per feature and namespace, one ser
 TEST_CASE("Prometheus' errors surface with errorType, message, status and query", "[prometheus]") {
     PromEnv& e = env();
     Client client = client_for(e);
-    const std::string bad = R"(sum(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))";
+    const std::string bad =
+        R"(sum(rate(container_cpu_usage_seconds_total{namespace="prom-it"}[4s]))";
     try {
         client.query(bad);
         FAIL("bad PromQL was accepted");
@@ -371,8 +402,8 @@ TEST_CASE("Prometheus' errors surface with errorType, message, status and query"
         CHECK(err.http_status() == 400);
         CHECK_THAT(err.error_message(), Contains("parse error"));
         CHECK(err.query() == bad);
-        CHECK_THAT(std::string(err.what()), Contains("bad_data") && Contains("parse error") && Contains(bad) &&
-                                                Contains(e.url));
+        CHECK_THAT(std::string(err.what()), Contains("bad_data") && Contains("parse error") &&
+                                                Contains(bad) && Contains(e.url));
     }
     try {
         const auto now = std::chrono::system_clock::now();
@@ -399,13 +430,15 @@ TEST_CASE("an ended execution's series disappear from Prometheus", "[prometheus]
     PromEnv& e = env();
     Client client = client_for(e);
     const std::string now_q = R"(container_memory_working_set_bytes{namespace="prom-ended"})";
-    const std::string past_q = R"(max_over_time(container_memory_working_set_bytes{namespace="prom-ended"}[5m]))";
+    const std::string past_q =
+        R"(max_over_time(container_memory_working_set_bytes{namespace="prom-ended"}[5m]))";
     std::string last;
     bool gone = wait_until(
         [&] {
             auto now = client.query(now_q).vector.size();
             auto past = client.query(past_q).vector;
-            last = std::to_string(now) + " series now, " + std::to_string(past.size()) + " in the last 5 min";
+            last = std::to_string(now) + " series now, " + std::to_string(past.size()) +
+                   " in the last 5 min";
             return now == 0 && past.size() == 1;
         },
         20s, 250ms);
@@ -425,8 +458,9 @@ TEST_CASE("TLS: certificates are verified, against a CA file, unless told not to
     if (!on_path(binary)) FAIL("the Prometheus server (" << binary << ") is not installed");
     TempDir dir{"phasescale-prom-tls"};
     write_test_certificates(dir.path());
-    const std::string web = dir.write("web.yml", "tls_server_config:\n  cert_file: " + (dir.path() / "server.crt").string() +
-                                                     "\n  key_file: " + (dir.path() / "server.key").string() + "\n");
+    const std::string web = dir.write(
+        "web.yml", "tls_server_config:\n  cert_file: " + (dir.path() / "server.crt").string() +
+                       "\n  key_file: " + (dir.path() / "server.key").string() + "\n");
     const std::string config = dir.write("prometheus.yml", "global:\n  scrape_interval: 1m\n");
     ClientConfig insecure;
     insecure.insecure_skip_tls_verify = true;
@@ -524,11 +558,15 @@ std::vector<CsvRow> read_csv(const std::string& path, std::string& header) {
 
 }  // namespace
 
-TEST_CASE("phasescale export-trace writes the replayed containers as a trace, selected by pod labels", "[prometheus]") {
+TEST_CASE(
+    "phasescale export-trace writes the replayed containers as a trace, selected by pod labels",
+    "[prometheus]") {
     PromEnv& e = env();
     const std::string out = (e.dir.path() / "exported.csv").string();
-    const std::vector<std::string> common{"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--since", "4s",
-                                          "--step", "1s", "--scrape-interval", "1s", "--out", out};
+    const std::vector<std::string> common{
+        "export-trace", "--prometheus", e.url,    "--namespace", "prom-it",
+        "--since",      "4s",           "--step", "1s",          "--scrape-interval",
+        "1s",           "--out",        out};
     for (const char* selector : {"", "app=trainer", "app in (trainer, other),!canary"}) {
         INFO("selector " << selector);
         std::vector<std::string> args = common;
@@ -560,23 +598,31 @@ TEST_CASE("phasescale export-trace writes the replayed containers as a trace, se
 
     std::string log;
     // Labels no pod has; a namespace without kube_pod_labels: nothing to export, said so.
-    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app=other",
-                      "--since", "6s", "--step", "1s", "--out", out},
+    CHECK(run_cli(e,
+                  {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector",
+                   "app=other", "--since", "6s", "--step", "1s", "--out", out},
                   log) == 1);
-    CHECK_THAT(log, Contains("no samples of containers in namespace prom-it whose pods match \"app=other\""));
-    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-other", "--selector", "app=trainer",
-                      "--since", "6s", "--step", "1s", "--out", out},
+    CHECK_THAT(
+        log,
+        Contains("no samples of containers in namespace prom-it whose pods match \"app=other\""));
+    CHECK(run_cli(e,
+                  {"export-trace", "--prometheus", e.url, "--namespace", "prom-other", "--selector",
+                   "app=trainer", "--since", "6s", "--step", "1s", "--out", out},
                   log) == 1);
     // Bad input is a usage error that names the flag.
-    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--since", "6 days", "--out", out},
+    CHECK(run_cli(e,
+                  {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--since",
+                   "6 days", "--out", out},
                   log) == 2);
     CHECK_THAT(log, Contains("--since: '6 days' is not a duration"));
-    CHECK(run_cli(e, {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app in trainer",
-                      "--out", out},
+    CHECK(run_cli(e,
+                  {"export-trace", "--prometheus", e.url, "--namespace", "prom-it", "--selector",
+                   "app in trainer", "--out", out},
                   log) == 2);
     CHECK_THAT(log, Contains("--selector"));
-    CHECK(run_cli(e, {"export-trace", "--prometheus", "http://127.0.0.1:1", "--namespace", "prom-it", "--since", "6s",
-                      "--step", "1s", "--out", out},
+    CHECK(run_cli(e,
+                  {"export-trace", "--prometheus", "http://127.0.0.1:1", "--namespace", "prom-it",
+                   "--since", "6s", "--step", "1s", "--out", out},
                   log) == 1);
     CHECK_THAT(log, Contains("query failed"));
 }
@@ -585,15 +631,22 @@ TEST_CASE("phasescale train --prometheus trains a model on the replayed history"
     PromEnv& e = env();
     const std::string model = (e.dir.path() / "from-prometheus.model.json").string();
     std::string log;
-    REQUIRE(run_cli(e, {"train", "--prometheus", e.url, "--namespace", "prom-it", "--selector", "app=trainer", "--since",
-                        "8s", "--step", "1s", "--scrape-interval", "1s", "--history", "2", "--hidden", "4", "--phases",
-                        "2", "--epochs", "3", "--out", model},
-                    log) == 0);
+    REQUIRE(
+        run_cli(
+            e, {"train",       "--prometheus", e.url, "--namespace", "prom-it", "--selector",
+                "app=trainer", "--since",      "8s",  "--step",      "1s",      "--scrape-interval",
+                "1s",          "--history",    "2",   "--hidden",    "4",       "--phases",
+                "2",           "--epochs",     "3",   "--out",       model},
+            log) == 0);
     CHECK_THAT(log, Contains("from 2 executions"));
     const std::string text = read_file(model);
-    CHECK_THAT(text, Contains("prometheus " + e.url + " namespace prom-it selector app=trainer since 8s step 1s"));
+    CHECK_THAT(text, Contains("prometheus " + e.url +
+                              " namespace prom-it selector app=trainer since 8s step 1s"));
     // Trace files and Prometheus are alternatives.
-    CHECK(run_cli(e, {"train", "--prometheus", e.url, "--namespace", "prom-it", "--trace", model, "--out", model}, log) == 2);
+    CHECK(run_cli(e,
+                  {"train", "--prometheus", e.url, "--namespace", "prom-it", "--trace", model,
+                   "--out", model},
+                  log) == 2);
     CHECK(run_cli(e, {"train", "--out", model}, log) == 2);
     CHECK_THAT(log, Contains("give --trace FILE[,FILE...] or --prometheus URL"));
 }

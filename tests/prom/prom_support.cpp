@@ -24,7 +24,6 @@ namespace prom_test {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 // --------------------------------------------------------------------------------------- HTTP
 
 namespace {
@@ -42,7 +41,8 @@ int connect_loopback(int port, std::chrono::steady_clock::time_point deadline, s
         return -1;
     }
     pollfd p{fd, POLLOUT, 0};
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count()))) != 1) {
         error = "connect timed out";
         close(fd);
@@ -66,7 +66,8 @@ HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int fd = connect_loopback(port, deadline, r.error);
     if (fd < 0) return r;
-    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    const std::string req =
+        "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
     if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
         r.error = "send failed";
         close(fd);
@@ -75,7 +76,8 @@ HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds
     std::string data;
     char buf[8192];
     for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         pollfd p{fd, POLLIN, 0};
         if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) != 1) {
             r.error = "no complete answer within " + std::to_string(timeout.count()) + " ms";
@@ -103,7 +105,8 @@ HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds
 }
 
 ScriptedHttpServer::ScriptedHttpServer(Handler handler)
-    : FakeHttpServer([handler = std::move(handler)](const SeenRequest& request, const test_support::HttpExchange& send) {
+    : FakeHttpServer([handler = std::move(handler)](const SeenRequest& request,
+                                                    const test_support::HttpExchange& send) {
           const ScriptedResponse r = handler(request);
           if (r.delay.count() > 0 && !send.pause(r.delay)) return;
           send(response(r.status, r.body, "Connection: close\r\n", r.content_type));
@@ -113,8 +116,12 @@ ScriptedHttpServer::ScriptedHttpServer(Handler handler)
 
 namespace {
 
-struct PkeyDel { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
-struct X509Del { void operator()(X509* x) const { X509_free(x); } };
+struct PkeyDel {
+    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct X509Del {
+    void operator()(X509* x) const { X509_free(x); }
+};
 using Pkey = std::unique_ptr<EVP_PKEY, PkeyDel>;
 using Cert = std::unique_ptr<X509, X509Del>;
 
@@ -132,7 +139,8 @@ void add_ext(X509* cert, X509* issuer, int nid, const char* value) {
     X509_EXTENSION_free(ext);
 }
 
-Cert make_cert(EVP_PKEY* key, const char* cn, long serial, X509* issuer, EVP_PKEY* issuer_key, bool ca) {
+Cert make_cert(EVP_PKEY* key, const char* cn, long serial, X509* issuer, EVP_PKEY* issuer_key,
+               bool ca) {
     Cert cert(X509_new());
     X509_set_version(cert.get(), 2);
     ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), serial);
@@ -140,7 +148,8 @@ Cert make_cert(EVP_PKEY* key, const char* cn, long serial, X509* issuer, EVP_PKE
     X509_gmtime_adj(X509_getm_notAfter(cert.get()), 24 * 3600);
     X509_set_pubkey(cert.get(), key);
     X509_NAME* name = X509_get_subject_name(cert.get());
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                               -1, -1, 0);
     X509* signer = issuer != nullptr ? issuer : cert.get();
     X509_set_issuer_name(cert.get(), X509_get_subject_name(signer));
     if (ca) {
@@ -158,8 +167,9 @@ Cert make_cert(EVP_PKEY* key, const char* cn, long serial, X509* issuer, EVP_PKE
 void write_pem(const fs::path& path, X509* cert, EVP_PKEY* key) {
     FILE* f = fopen(path.c_str(), "w");
     check(f != nullptr, "opening a PEM file");
-    bool ok = cert != nullptr ? PEM_write_X509(f, cert) == 1
-                              : PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+    bool ok = cert != nullptr
+                  ? PEM_write_X509(f, cert) == 1
+                  : PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
     fclose(f);
     check(ok, "writing a PEM file");
 }

@@ -30,7 +30,8 @@ struct HttpResult {
 };
 
 // GET http://127.0.0.1:port/path with a bounded wait.
-HttpResult http_get(int port, const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(2));
+HttpResult http_get(int port, const std::string& path,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
 using SeenRequest = test_support::HttpRequest;
 

@@ -55,7 +55,8 @@ TEST_CASE("parse_response reads an instant vector with labels and special values
 }
 
 TEST_CASE("parse_response reads a range matrix, a scalar, a string and warnings", "[unit]") {
-    QueryResult m = parse_response(R"({"status":"success","warnings":["too many samples"],"data":{"resultType":"matrix",
+    QueryResult m = parse_response(
+        R"({"status":"success","warnings":["too many samples"],"data":{"resultType":"matrix",
         "result":[{"metric":{"pod":"a"},"values":[[10,"1"],[11,"2"],[12,"NaN"]]},{"metric":{"pod":"b"},"values":[]}]}})");
     REQUIRE(m.type == ResultType::Matrix);
     REQUIRE(m.matrix.size() == 2);
@@ -66,12 +67,14 @@ TEST_CASE("parse_response reads a range matrix, a scalar, a string and warnings"
     CHECK(m.matrix[1].samples.empty());
     CHECK(m.warnings == std::vector<std::string>{"too many samples"});
 
-    QueryResult s = parse_response(R"({"status":"success","data":{"resultType":"scalar","result":[5.5,"+Inf"]}})");
+    QueryResult s = parse_response(
+        R"({"status":"success","data":{"resultType":"scalar","result":[5.5,"+Inf"]}})");
     REQUIRE(s.type == ResultType::Scalar);
     CHECK(s.scalar.time == 5.5);
     CHECK(std::isinf(s.scalar.value));
 
-    QueryResult t = parse_response(R"({"status":"success","data":{"resultType":"string","result":[7,"hello"]}})");
+    QueryResult t = parse_response(
+        R"({"status":"success","data":{"resultType":"string","result":[7,"hello"]}})");
     REQUIRE(t.type == ResultType::String);
     CHECK(t.string_value == "hello");
     CHECK(t.scalar.time == 7);
@@ -93,9 +96,12 @@ TEST_CASE("parse_response turns API errors into QueryError with errorType and me
     CHECK_THAT(e.error_message(), Contains("unclosed left parenthesis"));
     CHECK(e.query() == "up");
     CHECK_THAT(std::string(e.what()), Contains("HTTP 400 bad_data") && Contains("query: up") &&
-                                          Contains("http://prom:9090") && Contains("unclosed left parenthesis"));
+                                          Contains("http://prom:9090") &&
+                                          Contains("unclosed left parenthesis"));
 
-    QueryError t = query_error_of(R"({"status":"error","errorType":"timeout","error":"query timed out in query queue"})", 503);
+    QueryError t = query_error_of(
+        R"({"status":"error","errorType":"timeout","error":"query timed out in query queue"})",
+        503);
     CHECK(t.error_type() == "timeout");
     CHECK(t.http_status() == 503);
 }
@@ -104,19 +110,25 @@ TEST_CASE("parse_response rejects malformed answers as bad_response", "[unit]") 
     CHECK(query_error_of("not json", 200).error_type() == "bad_response");
     CHECK(query_error_of("", 200).error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":"success"})").error_type() == "bad_response");
-    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":{}}})").error_type() == "bad_response");
-    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})")
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":{}}})")
               .error_type() == "bad_response");
-    auto bad_value =
-        query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}})");
+    CHECK(
+        query_error_of(
+            R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})")
+            .error_type() == "bad_response");
+    auto bad_value = query_error_of(
+        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}})");
     CHECK(bad_value.error_type() == "bad_response");
     CHECK_THAT(bad_value.error_message(), Contains("\"abc\""));
-    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})")
+    CHECK(
+        query_error_of(
+            R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})")
+            .error_type() == "bad_response");
+    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"histogram","result":[]}})")
               .error_type() == "bad_response");
-    CHECK(query_error_of(R"({"status":"success","data":{"resultType":"histogram","result":[]}})").error_type() ==
-          "bad_response");
     CHECK(query_error_of(R"({"status":"weird"})").error_type() == "bad_response");
-    // A status that is not a string threw json::type_error (a seed of tests/fuzz/prom_response now).
+    // A status that is not a string threw json::type_error (a seed of tests/fuzz/prom_response
+    // now).
     CHECK(query_error_of(R"({"status":1})").error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":["success"],"data":{}})").error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":null})", 502).http_status() == 502);
@@ -187,10 +199,12 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
     CHECK(promql_duration(60s) == "60s");
     CHECK(promql_duration(1500ms) == "1500ms");
     CHECK_THROWS_AS(promql_duration(0ms), ConfigError);
-    CHECK(q.render("cpu.usage.cores", "team-a", 60s) ==
-          R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="team-a", container!="", container!="POD"}[60s])))");
-    CHECK(q.render("mem.working.set", "team-a", 60s) ==
-          R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="team-a", container!="", container!="POD"}))");
+    CHECK(
+        q.render("cpu.usage.cores", "team-a", 60s) ==
+        R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="team-a", container!="", container!="POD"}[60s])))");
+    CHECK(
+        q.render("mem.working.set", "team-a", 60s) ==
+        R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="team-a", container!="", container!="POD"}))");
     CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);
 }
 
@@ -199,23 +213,33 @@ TEST_CASE("label values are escaped for PromQL", "[unit]") {
     CHECK(escape_label_value(R"(a"b\c)") == R"(a\"b\\c)");
     CHECK(escape_label_value("a\nb\tc") == R"(a\nb\tc)");
     FeatureQueries q;
-    CHECK_THAT(q.render("mem.working.set", "x\"}) or vector(1", 1s), Contains(R"(namespace="x\"}) or vector(1")"));
+    CHECK_THAT(q.render("mem.working.set", "x\"}) or vector(1", 1s),
+               Contains(R"(namespace="x\"}) or vector(1")"));
 }
 
 TEST_CASE("feature query templates can be overridden and are checked", "[unit]") {
     FeatureQueries q;
-    q.set_template("mem.working.set", R"(max by (namespace, pod, container) (container_memory_rss{namespace="{namespace}"}))");
-    q.set_template("disk.io", R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="{namespace}"}[{window}])))");
-    CHECK(q.features() == std::vector<std::string>{"cpu.usage.cores", "mem.working.set", "disk.io"});
+    q.set_template(
+        "mem.working.set",
+        R"(max by (namespace, pod, container) (container_memory_rss{namespace="{namespace}"}))");
+    q.set_template(
+        "disk.io",
+        R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="{namespace}"}[{window}])))");
+    CHECK(q.features() ==
+          std::vector<std::string>{"cpu.usage.cores", "mem.working.set", "disk.io"});
     CHECK(q.render("mem.working.set", "n", 1s) ==
           R"(max by (namespace, pod, container) (container_memory_rss{namespace="n"}))");
-    CHECK(q.render("disk.io", "n", 30s) ==
-          R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="n"}[30s])))");
+    CHECK(
+        q.render("disk.io", "n", 30s) ==
+        R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="n"}[30s])))");
     CHECK_THROWS_WITH(q.set_template("x", "sum(container_memory_rss)"), Contains("{namespace}"));
-    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="{namespace}"}[{range}])"), Contains("{range}"));
-    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="{namespace}"}[{window])"), Contains("unclosed"));
+    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="{namespace}"}[{range}])"),
+                      Contains("{range}"));
+    CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="{namespace}"}[{window])"),
+                      Contains("unclosed"));
     // PromQL's own braces are no placeholders: label matchers, regex repeats.
-    CHECK_NOTHROW(q.set_template("y", R"(m{namespace="{namespace}", pod=~"w-[0-9]{2,3}", job != "x"})"));
+    CHECK_NOTHROW(
+        q.set_template("y", R"(m{namespace="{namespace}", pod=~"w-[0-9]{2,3}", job != "x"})"));
     CHECK_THROWS_AS(FeatureQueries(std::vector<FeatureQuery>{}), ConfigError);
     FeatureQueries only(std::vector<FeatureQuery>{{"cpu", R"(x{namespace="{namespace}"})"}});
     CHECK(only.features() == std::vector<std::string>{"cpu"});
@@ -250,7 +274,8 @@ namespace {
 using phasescale::replay::PodTrace;
 using phasescale::replay::Replay;
 
-PodTrace pod(std::string name, std::vector<double> offsets, std::vector<double> cpu, std::vector<double> mem) {
+PodTrace pod(std::string name, std::vector<double> offsets, std::vector<double> cpu,
+             std::vector<double> mem) {
     PodTrace p;
     p.pod = std::move(name);
     p.source = "test: " + p.pod;
@@ -272,7 +297,7 @@ TEST_CASE("replay: the CPU counter's rate in wall time is the trace's cores", "[
         return s[0];
     };
     CHECK(at(0).cpu_seconds == 0);
-    CHECK(at(1).cpu_seconds == Approx(0.5));        // 1 wall s at 0.5 cores
+    CHECK(at(1).cpu_seconds == Approx(0.5));  // 1 wall s at 0.5 cores
     CHECK(at(2).cpu_seconds == Approx(1.0));
     CHECK(at(3).cpu_seconds == Approx(1.0 + 2.0));  // then 2 cores
     CHECK(at(1).memory_bytes == 100);
@@ -312,8 +337,10 @@ TEST_CASE("replay: the exposition text", "[unit]") {
     std::string text = r.exposition(1.0);
     CHECK_THAT(text, Contains("# TYPE container_cpu_usage_seconds_total counter\n"));
     CHECK_THAT(text, Contains("# TYPE container_memory_working_set_bytes gauge\n"));
-    CHECK_THAT(text, Contains("container_cpu_usage_seconds_total{namespace=\"ns\",pod=\"a\\\"b\",container=\"c\"} 1\n"));
-    CHECK_THAT(text, Contains("container_memory_working_set_bytes{namespace=\"ns\",pod=\"a\\\"b\",container=\"c\"} 1073741824\n"));
+    CHECK_THAT(text, Contains("container_cpu_usage_seconds_total{namespace=\"ns\",pod=\"a\\\"b\","
+                              "container=\"c\"} 1\n"));
+    CHECK_THAT(text, Contains("container_memory_working_set_bytes{namespace=\"ns\",pod=\"a\\\"b\","
+                              "container=\"c\"} 1073741824\n"));
     CHECK_THAT(text, Contains("phasescale_replay_trace_seconds 30\n"));
     CHECK_THAT(text, Contains("phasescale_replay_pods_running 1\n"));
     CHECK_THAT(r.exposition(10), !Contains("container_memory_working_set_bytes{"));
@@ -324,9 +351,11 @@ TEST_CASE("replay: the exposition text", "[unit]") {
 TEST_CASE("replay: bad input is refused with a clear message", "[unit]") {
     CHECK_THROWS_WITH(Replay({pod("a", {0}, {1}, {1})}, "ns", "c", 0, false), Contains("--speed"));
     CHECK_THROWS_WITH(Replay({}, "ns", "c", 1, false), Contains("no execution"));
-    CHECK_THROWS_WITH(Replay({pod("a", {0}, {1}, {1}), pod("a", {0}, {1}, {1})}, "ns", "c", 1, false),
-                      Contains("both map to pod a"));
-    CHECK_THROWS_WITH(Replay({pod("a", {0, 1}, {1, -1}, {1, 1})}, "ns", "c", 1, false), Contains("sample 2"));
+    CHECK_THROWS_WITH(
+        Replay({pod("a", {0}, {1}, {1}), pod("a", {0}, {1}, {1})}, "ns", "c", 1, false),
+        Contains("both map to pod a"));
+    CHECK_THROWS_WITH(Replay({pod("a", {0, 1}, {1, -1}, {1, 1})}, "ns", "c", 1, false),
+                      Contains("sample 2"));
     using phasescale::replay::parse_listen;
     using phasescale::replay::parse_pod_map;
     CHECK(parse_pod_map("1=a,2=b") == std::map<std::string, std::string>{{"1", "a"}, {"2", "b"}});
@@ -342,9 +371,10 @@ TEST_CASE("replay: bad input is refused with a clear message", "[unit]") {
 
 TEST_CASE("replay: reading a trace, naming pods by id or by index", "[unit]") {
     prom_test::TempDir dir;
-    const std::string csv = dir.write("t.csv",
-                                      "timestamp,pod.id,cpu.usage.cores,mem.working.set,note\n"
-                                      "1000,7,1.5,100,x\n1030,7,1.5,110,x\n1060,9,0.5,50,y\n1090,9,0.5,60,y\n");
+    const std::string csv =
+        dir.write("t.csv",
+                  "timestamp,pod.id,cpu.usage.cores,mem.working.set,note\n"
+                  "1000,7,1.5,100,x\n1030,7,1.5,110,x\n1060,9,0.5,50,y\n1090,9,0.5,60,y\n");
     phasescale::replay::Options o;
     o.traces = {csv};
     o.ns = "ns";
@@ -361,7 +391,8 @@ TEST_CASE("replay: reading a trace, naming pods by id or by index", "[unit]") {
     CHECK(Replay::from_options(o).pods()[1].start == 60);
 
     o.pod_map = {{"8", "eight"}};
-    CHECK_THROWS_WITH(Replay::from_options(o), Contains("--pod-map 8=eight") && Contains("pod.id 8"));
+    CHECK_THROWS_WITH(Replay::from_options(o),
+                      Contains("--pod-map 8=eight") && Contains("pod.id 8"));
     o.pod_map.clear();
     o.cpu_column = "cpu";
     CHECK_THROWS_WITH(Replay::from_options(o), Contains("cpu"));
@@ -369,19 +400,26 @@ TEST_CASE("replay: reading a trace, naming pods by id or by index", "[unit]") {
 
 TEST_CASE("pod label selectors become kube_pod_labels matchers", "[unit]") {
     using phasescale::kube::parse_label_selector;
-    auto matchers = [](const char* selector) { return pod_label_matchers(parse_label_selector(selector)); };
+    auto matchers = [](const char* selector) {
+        return pod_label_matchers(parse_label_selector(selector));
+    };
     CHECK(kube_state_label_name("app.kubernetes.io/name") == "label_app_kubernetes_io_name");
     CHECK(matchers("") == "");
     CHECK(matchers("app=train") == R"(label_app="train")");
     CHECK(matchers("app == train, tier!=web") == R"(label_app="train", label_tier!~"web")");
-    CHECK(matchers("team in (a, b.c),env notin (dev)") == R"(label_team=~"a|b\\.c", label_env!~"dev")");
+    CHECK(matchers("team in (a, b.c),env notin (dev)") ==
+          R"(label_team=~"a|b\\.c", label_env!~"dev")");
     CHECK(matchers("gpu,!canary") == R"(label_gpu!="", label_canary="")");
     CHECK(matchers("example.com/role=worker") == R"(label_example_com_role="worker")");
     CHECK(matchers("app=") == R"(label_app="")");  // an empty value is a value
 
-    const FeatureQueries selected = select_pods(FeatureQueries(), parse_label_selector("app=train"));
+    const FeatureQueries selected =
+        select_pods(FeatureQueries(), parse_label_selector("app=train"));
     const std::string q = selected.render(std::string(kCpuFeature), "ml", 60s);
-    CHECK_THAT(q, Contains(R"(* on (namespace, pod) group_left () max by (namespace, pod) (kube_pod_labels{namespace="ml", label_app="train"}))"));
+    CHECK_THAT(
+        q,
+        Contains(
+            R"(* on (namespace, pod) group_left () max by (namespace, pod) (kube_pod_labels{namespace="ml", label_app="train"}))"));
     CHECK_THAT(q, Contains(R"(rate(container_cpu_usage_seconds_total{namespace="ml")"));
     CHECK(select_pods(FeatureQueries(), {}).render(std::string(kMemoryFeature), "ml", 60s) ==
           FeatureQueries().render(std::string(kMemoryFeature), "ml", 60s));
@@ -390,7 +428,8 @@ TEST_CASE("pod label selectors become kube_pod_labels matchers", "[unit]") {
 TEST_CASE("redact_url hides credentials, and only them", "[unit]") {
     CHECK(redact_url("https://user:pass@prom:9090/api") == "https://***@prom:9090/api");
     CHECK(redact_url("http://token@prom:9090") == "http://***@prom:9090");
-    CHECK(redact_url("http://prom:9090/x?to=a@b") == "http://prom:9090/x?to=a@b");  // '@' after the host
+    CHECK(redact_url("http://prom:9090/x?to=a@b") ==
+          "http://prom:9090/x?to=a@b");  // '@' after the host
     CHECK(redact_url("http://prom:9090") == "http://prom:9090");
     QueryError e("up", "https://u:secret@prom", 500, "internal", "boom");
     CHECK_THAT(std::string(e.what()), !Contains("secret") && Contains("***@prom"));
@@ -403,10 +442,14 @@ TEST_CASE("describe_without_reply never repeats the reply's text", "[unit]") {
     const std::string b = describe_without_reply(body);
     CHECK_THAT(b, Contains("HTTP 502") && Contains("query: up") && !Contains("token"));
     CHECK_THAT(body.error_message(), Contains("token"));  // still there for a debug log
-    QueryError api = query_error_of(R"({"status":"error","errorType":"bad_data","error":"secret words"})", 400);
-    CHECK_THAT(describe_without_reply(api), Contains("HTTP 400 bad_data") && !Contains("secret words"));
-    QueryError odd = query_error_of(R"({"status":"error","errorType":"Look Here!","error":"x"})", 400);
-    CHECK_THAT(describe_without_reply(odd), !Contains("Look Here!") && Contains("unrecognised errorType"));
+    QueryError api =
+        query_error_of(R"({"status":"error","errorType":"bad_data","error":"secret words"})", 400);
+    CHECK_THAT(describe_without_reply(api),
+               Contains("HTTP 400 bad_data") && !Contains("secret words"));
+    QueryError odd =
+        query_error_of(R"({"status":"error","errorType":"Look Here!","error":"x"})", 400);
+    CHECK_THAT(describe_without_reply(odd),
+               !Contains("Look Here!") && Contains("unrecognised errorType"));
     const std::runtime_error plain("connection refused");
     CHECK(describe_without_reply(plain) == "connection refused");
 }

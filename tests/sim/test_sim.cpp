@@ -18,247 +18,259 @@ namespace {
 
 // Alternating phases: CPU 0.5 (phase 0) then 1.5 (phase 1), memory following, with noise.
 Container alternating(std::uint64_t seed, std::size_t samples = 120) {
-  model::Random random(seed);
-  Container c;
-  c.id = "c" + std::to_string(seed);
-  c.original = {4, 8 * GiB};
-  c.features.resize(static_cast<Eigen::Index>(samples), 2);
-  for (std::size_t t = 0; t < samples; ++t) {
-    const bool busy = (t / 20) % 2 == 1;
-    const double cpu = (busy ? 1.5 : 0.5) * (1 + 0.1 * random.normal());
-    const double memory = (busy ? 3 : 1) * GiB * (1 + 0.02 * random.normal());
-    c.timestamps.push_back(1000 + 15.0 * t);
-    c.usage.push_back({cpu, memory});
-    c.features(static_cast<Eigen::Index>(t), 0) = cpu;
-    c.features(static_cast<Eigen::Index>(t), 1) = memory;
-    c.known_phases.push_back(t == 0 ? -1 : busy);
-  }
-  return c;
+    model::Random random(seed);
+    Container c;
+    c.id = "c" + std::to_string(seed);
+    c.original = {4, 8 * GiB};
+    c.features.resize(static_cast<Eigen::Index>(samples), 2);
+    for (std::size_t t = 0; t < samples; ++t) {
+        const bool busy = (t / 20) % 2 == 1;
+        const double cpu = (busy ? 1.5 : 0.5) * (1 + 0.1 * random.normal());
+        const double memory = (busy ? 3 : 1) * GiB * (1 + 0.02 * random.normal());
+        c.timestamps.push_back(1000 + 15.0 * t);
+        c.usage.push_back({cpu, memory});
+        c.features(static_cast<Eigen::Index>(t), 0) = cpu;
+        c.features(static_cast<Eigen::Index>(t), 1) = memory;
+        c.known_phases.push_back(t == 0 ? -1 : busy);
+    }
+    return c;
 }
 
 model::Trace trace_of(const std::vector<Container>& containers) {
-  model::Trace trace;
-  trace.columns = {"cpu.usage.cores", "mem.working.set", "cpu.num.cores", "mem.limit"};
-  for (const Container& c : containers) {
-    model::Execution e;
-    e.id = c.id;
-    e.source = "test";
-    e.timestamps = c.timestamps;
-    e.values.resize(static_cast<Eigen::Index>(c.usage.size()), 4);
-    for (std::size_t t = 0; t < c.usage.size(); ++t) {
-      e.values.row(static_cast<Eigen::Index>(t)) << c.usage[t].cpu, c.usage[t].memory, c.original.cpu, c.original.memory;
+    model::Trace trace;
+    trace.columns = {"cpu.usage.cores", "mem.working.set", "cpu.num.cores", "mem.limit"};
+    for (const Container& c : containers) {
+        model::Execution e;
+        e.id = c.id;
+        e.source = "test";
+        e.timestamps = c.timestamps;
+        e.values.resize(static_cast<Eigen::Index>(c.usage.size()), 4);
+        for (std::size_t t = 0; t < c.usage.size(); ++t) {
+            e.values.row(static_cast<Eigen::Index>(t)) << c.usage[t].cpu, c.usage[t].memory,
+                c.original.cpu, c.original.memory;
+        }
+        trace.executions.push_back(std::move(e));
     }
-    trace.executions.push_back(std::move(e));
-  }
-  return trace;
+    return trace;
 }
 
 }  // namespace
 
 TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[sim]") {
-  Container c;
-  c.timestamps = {0, 10, 30, 40};
-  c.usage = {{1, 1 * GiB}, {3, 1 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}};
-  c.original = {2, 2 * GiB};
-  policy::StaticRecommender fixed(c.original, {});
-  const Replay r = replay(c, fixed, true, {});
-  // Durations 10, 20, 10 and 10 (the last repeats the one before).
-  CHECK(sample_durations(c.timestamps) == std::vector<double>{10, 20, 10, 10});
-  CHECK(r.score.cpu.allocated == Approx(2 * 50));
-  CHECK(r.score.cpu.used == Approx(1 * 10 + 3 * 20 + 1 * 10 + 1 * 10));
-  CHECK(r.score.cpu.shortfall == Approx(1 * 20));
-  CHECK(r.score.cpu.fulfilment() == Approx(0.75));
-  CHECK(r.score.memory.shortfall == Approx(1 * GiB * 10));
-  CHECK(r.score.oom_events == 1);
-  CHECK(r.score.oom_kills == 1);
-  CHECK(r.oom_kills == std::vector<std::size_t>{2});
-  CHECK(r.score.jobs == 1);
-  CHECK(r.score.jobs_oom_killed == 1);
-  CHECK(r.score.cpu.over_limit == 1);  // 3 cores against a limit of 2: throttled
-  CHECK(r.score.seconds == Approx(50));
-  CHECK(r.score.resizes == 0);
-  REQUIRE(r.allocations.size() == 4);
+    Container c;
+    c.timestamps = {0, 10, 30, 40};
+    c.usage = {{1, 1 * GiB}, {3, 1 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}};
+    c.original = {2, 2 * GiB};
+    policy::StaticRecommender fixed(c.original, {});
+    const Replay r = replay(c, fixed, true, {});
+    // Durations 10, 20, 10 and 10 (the last repeats the one before).
+    CHECK(sample_durations(c.timestamps) == std::vector<double>{10, 20, 10, 10});
+    CHECK(r.score.cpu.allocated == Approx(2 * 50));
+    CHECK(r.score.cpu.used == Approx(1 * 10 + 3 * 20 + 1 * 10 + 1 * 10));
+    CHECK(r.score.cpu.shortfall == Approx(1 * 20));
+    CHECK(r.score.cpu.fulfilment() == Approx(0.75));
+    CHECK(r.score.memory.shortfall == Approx(1 * GiB * 10));
+    CHECK(r.score.oom_events == 1);
+    CHECK(r.score.oom_kills == 1);
+    CHECK(r.oom_kills == std::vector<std::size_t>{2});
+    CHECK(r.score.jobs == 1);
+    CHECK(r.score.jobs_oom_killed == 1);
+    CHECK(r.score.cpu.over_limit == 1);  // 3 cores against a limit of 2: throttled
+    CHECK(r.score.seconds == Approx(50));
+    CHECK(r.score.resizes == 0);
+    REQUIRE(r.allocations.size() == 4);
 
-  // A window of one sample follows usage one sample late: resizes whenever usage changes.
-  policy::WindowOptions w;
-  w.samples = 1;
-  policy::WindowRecommender follow(w);
-  const Replay f = replay(c, follow, true, {});
-  CHECK(f.allocations[0].request.cpu == 2);  // the original allocation until the first decision
-  CHECK(f.allocations[1].request.cpu == 1);
-  CHECK(f.allocations[2].request.cpu == 3);
-  CHECK(f.allocations[3].request.cpu == 1);
-  CHECK(f.score.resizes == 3);
+    // A window of one sample follows usage one sample late: resizes whenever usage changes.
+    policy::WindowOptions w;
+    w.samples = 1;
+    policy::WindowRecommender follow(w);
+    const Replay f = replay(c, follow, true, {});
+    CHECK(f.allocations[0].request.cpu == 2);  // the original allocation until the first decision
+    CHECK(f.allocations[1].request.cpu == 1);
+    CHECK(f.allocations[2].request.cpu == 3);
+    CHECK(f.allocations[3].request.cpu == 1);
+    CHECK(f.score.resizes == 3);
 }
 
-TEST_CASE("replay: crossing the memory limit is an OOM kill, and so is each restart while over it", "[sim]") {
-  Container c;
-  c.timestamps = {0, 5, 10, 15, 20, 25};
-  c.usage = {{1, 1 * GiB}, {1, 3 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}};
-  c.original = {2, 2 * GiB};
-  policy::StaticRecommender fixed(c.original, {});
-  const Replay r = replay(c, fixed, true, {});
-  // Over at 5-10 (restart due at 15: none) and at 20.
-  CHECK(r.score.oom_events == 3);
-  CHECK(r.score.oom_kills == 2);
-  CHECK(r.oom_kills == std::vector<std::size_t>{1, 4});
-  CHECK(r.score.oom_kills_per_job() == 2);
-  CHECK(r.score.jobs_oom_killed_share() == 1);
+TEST_CASE("replay: crossing the memory limit is an OOM kill, and so is each restart while over it",
+          "[sim]") {
+    Container c;
+    c.timestamps = {0, 5, 10, 15, 20, 25};
+    c.usage = {{1, 1 * GiB}, {1, 3 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}, {1, 3 * GiB}, {1, 1 * GiB}};
+    c.original = {2, 2 * GiB};
+    policy::StaticRecommender fixed(c.original, {});
+    const Replay r = replay(c, fixed, true, {});
+    // Over at 5-10 (restart due at 15: none) and at 20.
+    CHECK(r.score.oom_events == 3);
+    CHECK(r.score.oom_kills == 2);
+    CHECK(r.oom_kills == std::vector<std::size_t>{1, 4});
+    CHECK(r.score.oom_kills_per_job() == 2);
+    CHECK(r.score.jobs_oom_killed_share() == 1);
 
-  // Over the limit for good from t = 0: killed at 0 and at the restarts after 10, 20, 40, 80,
-  // 160, 300 and 300 s of back-off: 0, 10, 30, 70, 150, 310, 610, 910.
-  Container starved;
-  for (int t = 0; t <= 1000; t += 5) {
-    starved.timestamps.push_back(t);
-    starved.usage.push_back({1, 3 * GiB});
-  }
-  starved.original = {2, 2 * GiB};
-  const Replay loop = replay(starved, fixed, true, {});
-  std::vector<double> at;
-  for (std::size_t i : loop.oom_kills) at.push_back(starved.timestamps[i]);
-  CHECK(at == std::vector<double>{0, 10, 30, 70, 150, 310, 610, 910});
-  CHECK(loop.score.jobs_oom_killed == 1);
+    // Over the limit for good from t = 0: killed at 0 and at the restarts after 10, 20, 40, 80,
+    // 160, 300 and 300 s of back-off: 0, 10, 30, 70, 150, 310, 610, 910.
+    Container starved;
+    for (int t = 0; t <= 1000; t += 5) {
+        starved.timestamps.push_back(t);
+        starved.usage.push_back({1, 3 * GiB});
+    }
+    starved.original = {2, 2 * GiB};
+    const Replay loop = replay(starved, fixed, true, {});
+    std::vector<double> at;
+    for (std::size_t i : loop.oom_kills) at.push_back(starved.timestamps[i]);
+    CHECK(at == std::vector<double>{0, 10, 30, 70, 150, 310, 610, 910});
+    CHECK(loop.score.jobs_oom_killed == 1);
 }
 
 TEST_CASE("causality: a later sample never changes an earlier allocation", "[sim]") {
-  const model::PhaseModel m = two_phase_model();
-  PolicySettings settings;
-  settings.vpa.memory_interval_s = 300;
-  settings.vpa.cpu_half_life_s = settings.vpa.memory_half_life_s = 600;
-  PolicyFactory factory(m, settings);
-  const Container warm = alternating(9);
-  for (const std::string& name : kPolicies) {
-    INFO(name);
-    for (std::size_t k : {5u, 33u, 70u}) {
-      const Container a = alternating(1);
-      Container b = a;
-      for (std::size_t t = k; t < b.usage.size(); ++t) {  // change sample k and all after it
-        b.usage[t] = {b.usage[t].cpu * 3, b.usage[t].memory * 2};
-        b.features(static_cast<Eigen::Index>(t), 0) *= 3;
-        b.known_phases[t] = 1 - std::max(b.known_phases[t], 0);
-      }
-      const Replay ra = replay(a, *factory.make(name, a, {&warm}, {0.1, 0.1}), is_causal(name), settings.actuation);
-      const Replay rb = replay(b, *factory.make(name, b, {&warm}, {0.1, 0.1}), is_causal(name), settings.actuation);
-      // Causal policies: allocations up to and including sample k; the bounds: before k.
-      const std::size_t same = is_causal(name) ? k + 1 : k;
-      for (std::size_t t = 0; t < same; ++t) {
-        CHECK(ra.allocations[t].request.cpu == rb.allocations[t].request.cpu);
-        CHECK(ra.allocations[t].request.memory == rb.allocations[t].request.memory);
-      }
-      // And the change is seen afterwards (so the check above can fail).
-      bool differs = false;
-      for (std::size_t t = same; t < ra.allocations.size(); ++t)
-        differs |= ra.allocations[t].request.cpu != rb.allocations[t].request.cpu ||
-                   ra.allocations[t].request.memory != rb.allocations[t].request.memory;
-      if (name != "static") CHECK(differs);
+    const model::PhaseModel m = two_phase_model();
+    PolicySettings settings;
+    settings.vpa.memory_interval_s = 300;
+    settings.vpa.cpu_half_life_s = settings.vpa.memory_half_life_s = 600;
+    PolicyFactory factory(m, settings);
+    const Container warm = alternating(9);
+    for (const std::string& name : kPolicies) {
+        INFO(name);
+        for (std::size_t k : {5u, 33u, 70u}) {
+            const Container a = alternating(1);
+            Container b = a;
+            for (std::size_t t = k; t < b.usage.size(); ++t) {  // change sample k and all after it
+                b.usage[t] = {b.usage[t].cpu * 3, b.usage[t].memory * 2};
+                b.features(static_cast<Eigen::Index>(t), 0) *= 3;
+                b.known_phases[t] = 1 - std::max(b.known_phases[t], 0);
+            }
+            const Replay ra = replay(a, *factory.make(name, a, {&warm}, {0.1, 0.1}),
+                                     is_causal(name), settings.actuation);
+            const Replay rb = replay(b, *factory.make(name, b, {&warm}, {0.1, 0.1}),
+                                     is_causal(name), settings.actuation);
+            // Causal policies: allocations up to and including sample k; the bounds: before k.
+            const std::size_t same = is_causal(name) ? k + 1 : k;
+            for (std::size_t t = 0; t < same; ++t) {
+                CHECK(ra.allocations[t].request.cpu == rb.allocations[t].request.cpu);
+                CHECK(ra.allocations[t].request.memory == rb.allocations[t].request.memory);
+            }
+            // And the change is seen afterwards (so the check above can fail).
+            bool differs = false;
+            for (std::size_t t = same; t < ra.allocations.size(); ++t)
+                differs |= ra.allocations[t].request.cpu != rb.allocations[t].request.cpu ||
+                           ra.allocations[t].request.memory != rb.allocations[t].request.memory;
+            if (name != "static") CHECK(differs);
+        }
     }
-  }
 }
 
 TEST_CASE("calibration finds the smallest margin that reaches the target", "[sim]") {
-  const model::PhaseModel m = two_phase_model();
-  PolicySettings settings;
-  PolicyFactory factory(m, settings);
-  Container c;
-  c.timestamps = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
-  for (int i = 0; i < 10; ++i) c.usage.push_back({1.0 + 0.1 * i, (1.0 + 0.1 * i) * GiB});
-  c.original = {4, 4 * GiB};
-  auto none = [](const Container&) { return std::vector<const Container*>{}; };
-  // Static at 4 cores covers a peak of 1.9 from a margin of 1.9 / 4 - 1 = -0.525; memory is
-  // calibrated to no OOM kill: the same margin.
-  const Calibration s = calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation);
-  CHECK(s.margins.cpu == Approx(-0.525).margin(2e-4));
-  CHECK(s.margins.cpu >= 1.9 / 4 - 1);
-  CHECK(s.cpu_fulfilment >= 0.95);
-  CHECK(s.margins.memory == Approx(-0.525).margin(2e-4));
-  CHECK(s.oom_kills == 0);
-  // At 80%, the static allocation may miss the two largest samples: 1.7 / 4 - 1.
-  CHECK(calibrate("static", factory, {&c}, none, {0.8, 0}, settings.actuation).margins.cpu ==
-        Approx(1.7 / 4 - 1).margin(2e-4));
-  // Memory peaks of 1.5, 1.8 and 1.9 GiB apart: a budget of one kill gives up the highest, two
-  // the highest two.
-  Container peaks = c;
-  const std::vector<double> memory = {1, 1, 1.5, 1, 1, 1.8, 1, 1, 1.9, 1};
-  for (std::size_t i = 0; i < memory.size(); ++i) peaks.usage[i] = {1, memory[i] * GiB};
-  const Calibration one = calibrate("static", factory, {&peaks}, none, {0.95, 1}, settings.actuation);
-  CHECK(one.margins.memory == Approx(1.8 / 4 - 1).margin(2e-4));
-  CHECK(one.oom_kills == 1);
-  CHECK(calibrate("static", factory, {&peaks}, none, {0.95, 2}, settings.actuation).margins.memory ==
-        Approx(1.5 / 4 - 1).margin(2e-4));
-  // Perfect needs no margin at all.
-  const Calibration p = calibrate("perfect", factory, {&c}, none, {0.95, 0}, settings.actuation);
-  CHECK(p.margins.cpu == Approx(0).margin(2e-4));
-  CHECK(p.margins.memory == Approx(0).margin(2e-4));
-  // A floor on the margins (the operator's policy accepts none below 0).
-  CHECK(calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation, 0.0).margins.cpu == 0);
+    const model::PhaseModel m = two_phase_model();
+    PolicySettings settings;
+    PolicyFactory factory(m, settings);
+    Container c;
+    c.timestamps = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
+    for (int i = 0; i < 10; ++i) c.usage.push_back({1.0 + 0.1 * i, (1.0 + 0.1 * i) * GiB});
+    c.original = {4, 4 * GiB};
+    auto none = [](const Container&) { return std::vector<const Container*>{}; };
+    // Static at 4 cores covers a peak of 1.9 from a margin of 1.9 / 4 - 1 = -0.525; memory is
+    // calibrated to no OOM kill: the same margin.
+    const Calibration s = calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation);
+    CHECK(s.margins.cpu == Approx(-0.525).margin(2e-4));
+    CHECK(s.margins.cpu >= 1.9 / 4 - 1);
+    CHECK(s.cpu_fulfilment >= 0.95);
+    CHECK(s.margins.memory == Approx(-0.525).margin(2e-4));
+    CHECK(s.oom_kills == 0);
+    // At 80%, the static allocation may miss the two largest samples: 1.7 / 4 - 1.
+    CHECK(calibrate("static", factory, {&c}, none, {0.8, 0}, settings.actuation).margins.cpu ==
+          Approx(1.7 / 4 - 1).margin(2e-4));
+    // Memory peaks of 1.5, 1.8 and 1.9 GiB apart: a budget of one kill gives up the highest, two
+    // the highest two.
+    Container peaks = c;
+    const std::vector<double> memory = {1, 1, 1.5, 1, 1, 1.8, 1, 1, 1.9, 1};
+    for (std::size_t i = 0; i < memory.size(); ++i) peaks.usage[i] = {1, memory[i] * GiB};
+    const Calibration one =
+        calibrate("static", factory, {&peaks}, none, {0.95, 1}, settings.actuation);
+    CHECK(one.margins.memory == Approx(1.8 / 4 - 1).margin(2e-4));
+    CHECK(one.oom_kills == 1);
+    CHECK(calibrate("static", factory, {&peaks}, none, {0.95, 2}, settings.actuation)
+              .margins.memory == Approx(1.5 / 4 - 1).margin(2e-4));
+    // Perfect needs no margin at all.
+    const Calibration p = calibrate("perfect", factory, {&c}, none, {0.95, 0}, settings.actuation);
+    CHECK(p.margins.cpu == Approx(0).margin(2e-4));
+    CHECK(p.margins.memory == Approx(0).margin(2e-4));
+    // A floor on the margins (the operator's policy accepts none below 0).
+    CHECK(
+        calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation, 0.0).margins.cpu ==
+        0);
 }
 
 TEST_CASE("executions are split whole and seeded", "[sim]") {
-  const std::vector<Fold> none = split_executions(5, 0, 0, 1);
-  REQUIRE(none.size() == 1);
-  CHECK(none[0].training.empty());
-  CHECK(none[0].held_out.size() == 5);
+    const std::vector<Fold> none = split_executions(5, 0, 0, 1);
+    REQUIRE(none.size() == 1);
+    CHECK(none[0].training.empty());
+    CHECK(none[0].held_out.size() == 5);
 
-  const std::vector<Fold> fraction = split_executions(10, 0.7, 0, 3);
-  REQUIRE(fraction.size() == 1);
-  CHECK(fraction[0].training.size() == 7);
-  CHECK(fraction[0].held_out.size() == 3);
-  CHECK(split_executions(10, 0.7, 0, 3)[0].held_out == fraction[0].held_out);
+    const std::vector<Fold> fraction = split_executions(10, 0.7, 0, 3);
+    REQUIRE(fraction.size() == 1);
+    CHECK(fraction[0].training.size() == 7);
+    CHECK(fraction[0].held_out.size() == 3);
+    CHECK(split_executions(10, 0.7, 0, 3)[0].held_out == fraction[0].held_out);
 
-  const std::vector<Fold> folds = split_executions(10, 0, 3, 1);
-  REQUIRE(folds.size() == 3);
-  std::multiset<std::size_t> held;
-  for (const Fold& f : folds) {
-    held.insert(f.held_out.begin(), f.held_out.end());
-    CHECK(f.training.size() + f.held_out.size() == 10);
-  }
-  CHECK(held.size() == 10);
-  CHECK(std::set<std::size_t>(held.begin(), held.end()).size() == 10);
-  CHECK_THROWS_AS(split_executions(1, 0.5, 0, 1), model::InputError);
-  CHECK_THROWS_AS(split_executions(4, 0.5, 2, 1), model::InputError);
+    const std::vector<Fold> folds = split_executions(10, 0, 3, 1);
+    REQUIRE(folds.size() == 3);
+    std::multiset<std::size_t> held;
+    for (const Fold& f : folds) {
+        held.insert(f.held_out.begin(), f.held_out.end());
+        CHECK(f.training.size() + f.held_out.size() == 10);
+    }
+    CHECK(held.size() == 10);
+    CHECK(std::set<std::size_t>(held.begin(), held.end()).size() == 10);
+    CHECK_THROWS_AS(split_executions(1, 0.5, 0, 1), model::InputError);
+    CHECK_THROWS_AS(split_executions(4, 0.5, 2, 1), model::InputError);
 }
 
 TEST_CASE("an experiment scores only held-out executions and reports every policy", "[sim]") {
-  std::vector<Container> cs;
-  for (std::uint64_t s = 1; s <= 6; ++s) cs.push_back(alternating(s));
-  const model::Trace trace = trace_of(cs);
-  auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
-  std::vector<std::vector<std::size_t>> training_seen;
-  ExperimentOptions o;
-  o.folds = 3;
-  o.settings.vpa.memory_interval_s = 300;
-  const Report r = run_experiment(trace, [&](const std::vector<std::size_t>& training) {
-    training_seen.push_back(training);
-    return model;
-  }, o);
-  REQUIRE(training_seen.size() == 3);
-  REQUIRE(r.containers.size() == 6);
-  for (const ContainerResult& c : r.containers) {
-    const std::vector<std::size_t>& training = training_seen[static_cast<std::size_t>(c.fold)];
-    const std::size_t index = static_cast<std::size_t>(std::stoi(c.container.id.substr(1)) - 1);
-    CHECK(std::find(training.begin(), training.end(), index) == training.end());
-    CHECK(c.replays.size() == kPolicies.size());
-  }
-  for (const std::string& name : kPolicies) {
-    INFO(name);
-    const PolicyResult& p = r.results.at(name);
-    CHECK(p.margins.size() == 3);
-    CHECK(p.score.cpu.samples == 6 * 120);
-    CHECK(p.tradeoff.size() == o.tradeoff_margins.size());
-  }
-  // The totals are the sum over containers.
-  double allocated = 0;
-  for (const ContainerResult& c : r.containers) allocated += c.replays.at("phase").score.cpu.allocated;
-  CHECK(r.results.at("phase").score.cpu.allocated == Approx(allocated));
-  // On this trace knowing the phases pays: phase allocates less CPU than vpa and window.
-  CHECK(r.reduction("phase", "vpa", "cpu") > 0);
-  CHECK(r.reduction("perfect", "phase", "cpu") > 0);
+    std::vector<Container> cs;
+    for (std::uint64_t s = 1; s <= 6; ++s) cs.push_back(alternating(s));
+    const model::Trace trace = trace_of(cs);
+    auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
+    std::vector<std::vector<std::size_t>> training_seen;
+    ExperimentOptions o;
+    o.folds = 3;
+    o.settings.vpa.memory_interval_s = 300;
+    const Report r = run_experiment(
+        trace,
+        [&](const std::vector<std::size_t>& training) {
+            training_seen.push_back(training);
+            return model;
+        },
+        o);
+    REQUIRE(training_seen.size() == 3);
+    REQUIRE(r.containers.size() == 6);
+    for (const ContainerResult& c : r.containers) {
+        const std::vector<std::size_t>& training = training_seen[static_cast<std::size_t>(c.fold)];
+        const std::size_t index = static_cast<std::size_t>(std::stoi(c.container.id.substr(1)) - 1);
+        CHECK(std::find(training.begin(), training.end(), index) == training.end());
+        CHECK(c.replays.size() == kPolicies.size());
+    }
+    for (const std::string& name : kPolicies) {
+        INFO(name);
+        const PolicyResult& p = r.results.at(name);
+        CHECK(p.margins.size() == 3);
+        CHECK(p.score.cpu.samples == 6 * 120);
+        CHECK(p.tradeoff.size() == o.tradeoff_margins.size());
+    }
+    // The totals are the sum over containers.
+    double allocated = 0;
+    for (const ContainerResult& c : r.containers)
+        allocated += c.replays.at("phase").score.cpu.allocated;
+    CHECK(r.results.at("phase").score.cpu.allocated == Approx(allocated));
+    // On this trace knowing the phases pays: phase allocates less CPU than vpa and window.
+    CHECK(r.reduction("phase", "vpa", "cpu") > 0);
+    CHECK(r.reduction("perfect", "phase", "cpu") > 0);
 
-  const nlohmann::json j = report_json(r);
-  CHECK(j["policies"]["phase"]["cpu"]["allocated"].get<double>() == Approx(allocated));
-  CHECK(j["policies"]["phase"]["memory"].contains("oom_events"));
-  CHECK(j["containers"].size() == 6);
-  const ContainerResult& first = r.containers.front();
-  CHECK(j["containers"][0]["policies"]["phase"]["reduction"]["vpa"]["cpu"].get<double>() ==
-        Approx(1 - first.replays.at("phase").score.cpu.allocated / first.replays.at("vpa").score.cpu.allocated));
+    const nlohmann::json j = report_json(r);
+    CHECK(j["policies"]["phase"]["cpu"]["allocated"].get<double>() == Approx(allocated));
+    CHECK(j["policies"]["phase"]["memory"].contains("oom_events"));
+    CHECK(j["containers"].size() == 6);
+    const ContainerResult& first = r.containers.front();
+    CHECK(j["containers"][0]["policies"]["phase"]["reduction"]["vpa"]["cpu"].get<double>() ==
+          Approx(1 - first.replays.at("phase").score.cpu.allocated /
+                         first.replays.at("vpa").score.cpu.allocated));
 }

@@ -48,7 +48,8 @@ FakeHttpServer::FakeHttpServer(HttpHandler handler) : handler_(std::move(handler
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 16) != 0) {
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        listen(listen_fd_, 16) != 0) {
         close(listen_fd_);
         throw std::runtime_error("FakeHttpServer: cannot listen");
     }
@@ -75,11 +76,14 @@ std::vector<HttpRequest> FakeHttpServer::requests() const {
     return requests_;
 }
 
-std::string FakeHttpServer::response(int status, const std::string& body, const std::string& extra_headers,
+std::string FakeHttpServer::response(int status, const std::string& body,
+                                     const std::string& extra_headers,
                                      const std::string& content_type) {
     std::ostringstream out;
-    out << "HTTP/1.1 " << status << " X\r\nContent-Type: " << content_type << "\r\nContent-Length: " << body.size()
-        << "\r\n" << extra_headers << "\r\n" << body;
+    out << "HTTP/1.1 " << status << " X\r\nContent-Type: " << content_type
+        << "\r\nContent-Length: " << body.size() << "\r\n"
+        << extra_headers << "\r\n"
+        << body;
     return out.str();
 }
 
@@ -144,7 +148,8 @@ void FakeHttpServer::handle(int fd) {
                          last = true;
                      if (!open || stop_) return false;
                      for (std::size_t sent = 0; sent < data.size();) {
-                         ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+                         ssize_t n =
+                             ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
                          if (n <= 0) return open = false;
                          sent += static_cast<std::size_t>(n);
                      }

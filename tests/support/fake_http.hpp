@@ -56,7 +56,8 @@ public:
     int connections() const { return connections_; }  // accepted so far
 
     // A complete response.
-    static std::string response(int status, const std::string& body, const std::string& extra_headers = {},
+    static std::string response(int status, const std::string& body,
+                                const std::string& extra_headers = {},
                                 const std::string& content_type = "application/json");
     // One chunk of a chunked body.
     static std::string chunk(const std::string& data);

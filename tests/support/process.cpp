@@ -24,7 +24,8 @@ using namespace std::chrono_literals;
 
 TempDir::TempDir(const std::string& prefix) {
     std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + std::string(strerror(errno)));
+    if (mkdtemp(pattern.data()) == nullptr)
+        throw std::runtime_error("mkdtemp failed: " + std::string(strerror(errno)));
     path_ = pattern;
 }
 
@@ -70,7 +71,8 @@ int free_port() {
     return ntohs(addr.sin_port);
 }
 
-bool wait_until(const std::function<bool()>& ready, std::chrono::milliseconds timeout, std::chrono::milliseconds interval) {
+bool wait_until(const std::function<bool()>& ready, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds interval) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         if (ready()) return true;
@@ -129,12 +131,15 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, fs::path log, fs::path
     close(log_fd);
 }
 
-ChildProcess::~ChildProcess() { stop(); }
+ChildProcess::~ChildProcess() {
+    stop();
+}
 
 bool ChildProcess::running() {
     if (reaped_) return false;
     siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid_) {
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != pid_) {
         return true;
     }
     // Still a zombie, so its group id cannot have been reused: end whatever it left in its group,
@@ -149,7 +154,8 @@ bool ChildProcess::running() {
 
 int ChildProcess::wait(std::chrono::milliseconds timeout) {
     if (!wait_until([this] { return !running(); }, timeout, 20ms)) {
-        throw std::runtime_error(describe() + " still running after " + std::to_string(timeout.count()) + " ms");
+        throw std::runtime_error(describe() + " still running after " +
+                                 std::to_string(timeout.count()) + " ms");
     }
     return exit_code_;
 }
@@ -174,6 +180,8 @@ std::string ChildProcess::log_tail(std::size_t bytes) const {
     return text;
 }
 
-std::string ChildProcess::describe() const { return argv_.front() + " (pid " + std::to_string(pid_) + ")"; }
+std::string ChildProcess::describe() const {
+    return argv_.front() + " (pid " + std::to_string(pid_) + ")";
+}
 
 }  // namespace test_support

@@ -45,7 +45,8 @@ bool wait_for_port(int port, std::chrono::milliseconds timeout);
 // (PR_SET_PDEATHSIG).
 class ChildProcess {
 public:
-    ChildProcess(std::vector<std::string> argv, std::filesystem::path log, std::filesystem::path cwd = {});
+    ChildProcess(std::vector<std::string> argv, std::filesystem::path log,
+                 std::filesystem::path cwd = {});
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;

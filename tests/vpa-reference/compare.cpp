@@ -35,102 +35,116 @@ constexpr policy::Amount kInitialRequest{1.0, 1024.0 * 1024 * 1024};
 constexpr int kShown = 10;
 
 double bucket_width(const policy::ExponentialBuckets& buckets, double value) {
-  const int b = buckets.find(value);
-  if (b + 1 < buckets.count()) return buckets.start(b + 1) - buckets.start(b);
-  return buckets.start(b) - buckets.start(b - 1);
+    const int b = buckets.find(value);
+    if (b + 1 < buckets.count()) return buckets.start(b + 1) - buckets.start(b);
+    return buckets.start(b) - buckets.start(b - 1);
 }
 
 double buckets_apart(const policy::ExponentialBuckets& buckets, double ours, double real) {
-  return std::abs(ours - real) / bucket_width(buckets, real);
+    return std::abs(ours - real) / bucket_width(buckets, real);
 }
 
 struct Tally {
-  double max_buckets = 0;
-  std::size_t equal = 0;        // within 1e-9 relative
-  std::size_t within_one = 0;   // more than equal, at most one bucket apart
-  std::size_t beyond_one = 0;   // more than one bucket apart
-  void add(double ours, double real, double buckets) {
-    max_buckets = std::max(max_buckets, buckets);
-    if (std::abs(ours - real) <= 1e-9 * std::max(1.0, std::abs(real))) ++equal;
-    else if (buckets <= 1) ++within_one;
-    else ++beyond_one;
-  }
+    double max_buckets = 0;
+    std::size_t equal = 0;       // within 1e-9 relative
+    std::size_t within_one = 0;  // more than equal, at most one bucket apart
+    std::size_t beyond_one = 0;  // more than one bucket apart
+    void add(double ours, double real, double buckets) {
+        max_buckets = std::max(max_buckets, buckets);
+        if (std::abs(ours - real) <= 1e-9 * std::max(1.0, std::abs(real)))
+            ++equal;
+        else if (buckets <= 1)
+            ++within_one;
+        else
+            ++beyond_one;
+    }
 };
 
 int compare(const std::string& trace_path, const std::string& reference_path) {
-  const model::Trace trace = model::read_trace({trace_path}, {.columns = {"cpu.usage.cores", "mem.working.set"}});
-  const model::Trace reference =
-      model::read_trace({reference_path}, {.columns = {"cpu_target_cores", "memory_target_bytes"}});
-  if (trace.executions.size() != reference.executions.size())
-    throw InputError(reference_path + ": " + std::to_string(reference.executions.size()) + " executions, " +
-                     trace_path + " has " + std::to_string(trace.executions.size()));
+    const model::Trace trace =
+        model::read_trace({trace_path}, {.columns = {"cpu.usage.cores", "mem.working.set"}});
+    const model::Trace reference = model::read_trace(
+        {reference_path}, {.columns = {"cpu_target_cores", "memory_target_bytes"}});
+    if (trace.executions.size() != reference.executions.size())
+        throw InputError(reference_path + ": " + std::to_string(reference.executions.size()) +
+                         " executions, " + trace_path + " has " +
+                         std::to_string(trace.executions.size()));
 
-  Tally cpu_tally, memory_tally;
-  std::size_t samples = 0;
-  int shown = 0;
-  for (std::size_t e = 0; e < trace.executions.size(); ++e) {
-    const model::Execution& ex = trace.executions[e];
-    const model::Execution& ref = reference.executions[e];
-    if (ex.id != ref.id || ex.timestamps.size() != ref.timestamps.size())
-      throw InputError(reference_path + ": execution " + std::to_string(e + 1) + " is " + ref.id + " with " +
-                       std::to_string(ref.timestamps.size()) + " samples, " + trace_path + " has " + ex.id +
-                       " with " + std::to_string(ex.timestamps.size()));
+    Tally cpu_tally, memory_tally;
+    std::size_t samples = 0;
+    int shown = 0;
+    for (std::size_t e = 0; e < trace.executions.size(); ++e) {
+        const model::Execution& ex = trace.executions[e];
+        const model::Execution& ref = reference.executions[e];
+        if (ex.id != ref.id || ex.timestamps.size() != ref.timestamps.size())
+            throw InputError(reference_path + ": execution " + std::to_string(e + 1) + " is " +
+                             ref.id + " with " + std::to_string(ref.timestamps.size()) +
+                             " samples, " + trace_path + " has " + ex.id + " with " +
+                             std::to_string(ex.timestamps.size()));
 
-    policy::VpaRecommender vpa;  // the upstream defaults
-    policy::Amount request = kInitialRequest;
-    for (std::size_t t = 0; t < ex.timestamps.size(); ++t) {
-      const auto row = static_cast<Eigen::Index>(t);
-      if (ex.timestamps[t] != ref.timestamps[t])
-        throw InputError(reference_path + ":" + std::to_string(ref.lines[t]) + ": timestamp " +
-                         std::to_string(ref.timestamps[t]) + ", the trace's sample has " +
-                         std::to_string(ex.timestamps[t]));
-      policy::Sample s;
-      s.timestamp = ex.timestamps[t];
-      s.usage = {ex.values(row, 0), ex.values(row, 1)};
-      s.allocated = request;
-      vpa.observe(s);
-      const auto recommendation = vpa.recommend(nullptr);
-      if (!recommendation)
-        throw InputError(trace_path + ":" + std::to_string(ex.lines[t]) + ": no recommendation after the sample");
-      request = recommendation->request;
+        policy::VpaRecommender vpa;  // the upstream defaults
+        policy::Amount request = kInitialRequest;
+        for (std::size_t t = 0; t < ex.timestamps.size(); ++t) {
+            const auto row = static_cast<Eigen::Index>(t);
+            if (ex.timestamps[t] != ref.timestamps[t])
+                throw InputError(reference_path + ":" + std::to_string(ref.lines[t]) +
+                                 ": timestamp " + std::to_string(ref.timestamps[t]) +
+                                 ", the trace's sample has " + std::to_string(ex.timestamps[t]));
+            policy::Sample s;
+            s.timestamp = ex.timestamps[t];
+            s.usage = {ex.values(row, 0), ex.values(row, 1)};
+            s.allocated = request;
+            vpa.observe(s);
+            const auto recommendation = vpa.recommend(nullptr);
+            if (!recommendation)
+                throw InputError(trace_path + ":" + std::to_string(ex.lines[t]) +
+                                 ": no recommendation after the sample");
+            request = recommendation->request;
 
-      const double real_cpu = ref.values(row, 0), real_memory = ref.values(row, 1);
-      const double cpu_buckets = buckets_apart(policy::vpa_cpu_buckets(), request.cpu, real_cpu);
-      const double memory_buckets = buckets_apart(policy::vpa_memory_buckets(), request.memory, real_memory);
-      cpu_tally.add(request.cpu, real_cpu, cpu_buckets);
-      memory_tally.add(request.memory, real_memory, memory_buckets);
-      ++samples;
-      if ((cpu_buckets > 1 || memory_buckets > 1) && shown++ < kShown)
-        std::printf("DIFFER %s line %zu (t=%.0f): cpu ours %.6f real %.6f (%.2f buckets), memory ours %.0f real %.0f (%.2f buckets)\n",
-                    ex.id.c_str(), ex.lines[t], s.timestamp, request.cpu, real_cpu, cpu_buckets, request.memory,
-                    real_memory, memory_buckets);
+            const double real_cpu = ref.values(row, 0), real_memory = ref.values(row, 1);
+            const double cpu_buckets =
+                buckets_apart(policy::vpa_cpu_buckets(), request.cpu, real_cpu);
+            const double memory_buckets =
+                buckets_apart(policy::vpa_memory_buckets(), request.memory, real_memory);
+            cpu_tally.add(request.cpu, real_cpu, cpu_buckets);
+            memory_tally.add(request.memory, real_memory, memory_buckets);
+            ++samples;
+            if ((cpu_buckets > 1 || memory_buckets > 1) && shown++ < kShown)
+                std::printf(
+                    "DIFFER %s line %zu (t=%.0f): cpu ours %.6f real %.6f (%.2f buckets), memory "
+                    "ours %.0f real %.0f (%.2f buckets)\n",
+                    ex.id.c_str(), ex.lines[t], s.timestamp, request.cpu, real_cpu, cpu_buckets,
+                    request.memory, real_memory, memory_buckets);
+        }
     }
-  }
 
-  std::printf("%s: %zu executions, %zu samples compared with the real VPA\n", trace_path.c_str(),
-              trace.executions.size(), samples);
-  const auto report = [](const char* name, const Tally& t) {
-    std::printf("  %-6s equal %zu, within one bucket %zu, beyond one bucket %zu; max difference %.3f buckets\n", name,
-                t.equal, t.within_one, t.beyond_one, t.max_buckets);
-  };
-  report("cpu", cpu_tally);
-  report("memory", memory_tally);
-  const bool agree = cpu_tally.beyond_one == 0 && memory_tally.beyond_one == 0;
-  std::printf("%s\n", agree ? "AGREE: every sample within one bucket" : "DISAGREE: some samples beyond one bucket");
-  return agree ? 0 : 1;
+    std::printf("%s: %zu executions, %zu samples compared with the real VPA\n", trace_path.c_str(),
+                trace.executions.size(), samples);
+    const auto report = [](const char* name, const Tally& t) {
+        std::printf(
+            "  %-6s equal %zu, within one bucket %zu, beyond one bucket %zu; max difference %.3f "
+            "buckets\n",
+            name, t.equal, t.within_one, t.beyond_one, t.max_buckets);
+    };
+    report("cpu", cpu_tally);
+    report("memory", memory_tally);
+    const bool agree = cpu_tally.beyond_one == 0 && memory_tally.beyond_one == 0;
+    std::printf("%s\n", agree ? "AGREE: every sample within one bucket"
+                              : "DISAGREE: some samples beyond one bucket");
+    return agree ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: vpa_reference_compare TRACE.csv REFERENCE.csv\n");
-    return 2;
-  }
-  try {
-    return compare(argv[1], argv[2]);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "vpa_reference_compare: %s\n", e.what());
-    return 2;
-  }
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: vpa_reference_compare TRACE.csv REFERENCE.csv\n");
+        return 2;
+    }
+    try {
+        return compare(argv[1], argv[2]);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "vpa_reference_compare: %s\n", e.what());
+        return 2;
+    }
 }

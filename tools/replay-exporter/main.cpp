@@ -1,13 +1,13 @@
 // phasescale-replay-exporter: serves a resource trace as cAdvisor-style Prometheus metrics, with
 // trace time compressed, for the operator's end-to-end tests. See --help.
+#include <pthread.h>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <pthread.h>
 
+#include <cpprest/http_listener.h>
 #include <CLI/CLI.hpp>
 #include <phasescale/prom/pod_selector.hpp>
-#include <cpprest/http_listener.h>
 
 #include "replay.hpp"
 
@@ -15,7 +15,8 @@ namespace {
 
 namespace http = web::http;
 
-constexpr const char* kDescription = R"(phasescale-replay-exporter: serves the executions of resource traces as cAdvisor-style
+constexpr const char* kDescription =
+    R"(phasescale-replay-exporter: serves the executions of resource traces as cAdvisor-style
 Prometheus metrics at http://HOST:PORT/metrics, with trace time compressed by --speed.
 
 Each execution (the rows of one id, see --id-column) becomes a pod of --namespace with one
@@ -53,20 +54,30 @@ int main(int argc, char** argv) {
 
     CLI::App app{kDescription, "phasescale-replay-exporter"};
     app.add_option("--trace", traces, "trace CSV file(s), comma-separated or repeated")
-        ->required()->delimiter(',')->check(CLI::ExistingFile);
+        ->required()
+        ->delimiter(',')
+        ->check(CLI::ExistingFile);
     app.add_option("--namespace", o.ns, "namespace label of every series")->required();
     app.add_option("--listen", listen, "HOST:PORT to serve on")->capture_default_str();
     app.add_option("--speed", o.speed, "trace seconds per wall second")->capture_default_str();
-    app.add_option("--id-column", o.id_column, "column that tells executions apart")->capture_default_str();
-    app.add_option("--time-column", o.time_column, "timestamp column (unix seconds)")->capture_default_str();
+    app.add_option("--id-column", o.id_column, "column that tells executions apart")
+        ->capture_default_str();
+    app.add_option("--time-column", o.time_column, "timestamp column (unix seconds)")
+        ->capture_default_str();
     app.add_option("--cpu-column", o.cpu_column, "CPU cores column")->capture_default_str();
-    app.add_option("--memory-column", o.memory_column, "working-set bytes column")->capture_default_str();
-    app.add_option("--pod-map", pod_map, "pod names: ID=POD,... (ID an execution id, or #INDEX in trace order)");
-    app.add_option("--container", o.container, "container label of every series")->capture_default_str();
+    app.add_option("--memory-column", o.memory_column, "working-set bytes column")
+        ->capture_default_str();
+    app.add_option("--pod-map", pod_map,
+                   "pod names: ID=POD,... (ID an execution id, or #INDEX in trace order)");
+    app.add_option("--container", o.container, "container label of every series")
+        ->capture_default_str();
     app.add_option("--align", o.align,
-                   "start: every execution starts at once; trace: executions keep their offsets in the trace")
-        ->capture_default_str()->check(CLI::IsMember({"start", "trace"}));
-    app.add_option("--pod-label", pod_labels, "KEY=VALUE: a label of every pod, served as kube_pod_labels (repeatable)");
+                   "start: every execution starts at once; trace: executions keep their offsets in "
+                   "the trace")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"start", "trace"}));
+    app.add_option("--pod-label", pod_labels,
+                   "KEY=VALUE: a label of every pod, served as kube_pod_labels (repeatable)");
     app.add_flag("--loop", o.loop, "replay each execution again and again instead of ending it");
     CLI11_PARSE(app, argc, argv);
     o.traces = traces;
@@ -81,7 +92,8 @@ int main(int argc, char** argv) {
         std::map<std::string, std::string> labels;
         for (const std::string& l : pod_labels) {
             const auto eq = l.find('=');
-            if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--pod-label \"" + l + "\" is not KEY=VALUE");
+            if (eq == std::string::npos || eq == 0)
+                throw std::invalid_argument("--pod-label \"" + l + "\" is not KEY=VALUE");
             labels[phasescale::prom::kube_state_label_name(l.substr(0, eq))] = l.substr(eq + 1);
         }
         replay.set_pod_labels(std::move(labels));
@@ -92,8 +104,11 @@ int main(int argc, char** argv) {
         listener.support(http::methods::GET, [&](http::http_request req) {
             const auto path = req.relative_uri().path();
             if (path == "/metrics") {
-                const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-                req.reply(http::status_codes::OK, replay.exposition(wall), "text/plain; version=0.0.4; charset=utf-8");
+                const double wall =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                        .count();
+                req.reply(http::status_codes::OK, replay.exposition(wall),
+                          "text/plain; version=0.0.4; charset=utf-8");
             } else if (path == "/healthz" || path == "/") {
                 req.reply(http::status_codes::OK, "ok\n", "text/plain; charset=utf-8");
             } else {
@@ -106,8 +121,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception& e) {
             throw std::runtime_error("cannot listen on " + listen + ": " + e.what());
         }
-        std::cerr << "phasescale-replay-exporter: " << replay.pods().size() << " execution(s) in namespace "
-                  << replay.ns() << " at " << o.speed << " trace s per s; pods:";
+        std::cerr << "phasescale-replay-exporter: " << replay.pods().size()
+                  << " execution(s) in namespace " << replay.ns() << " at " << o.speed
+                  << " trace s per s; pods:";
         for (const auto& p : replay.pods()) std::cerr << ' ' << p.pod;
         std::cerr << std::endl;
         std::cout << "listening on " << url << "/metrics" << std::endl;

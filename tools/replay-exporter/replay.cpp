@@ -18,9 +18,15 @@ constexpr double kSingleSampleInterval = 1.0;
 
 }  // namespace
 
-Replay::Replay(std::vector<PodTrace> pods, std::string ns, std::string container, double speed, bool loop)
-    : pods_(std::move(pods)), ns_(std::move(ns)), container_(std::move(container)), speed_(speed), loop_(loop) {
-    if (!(speed_ > 0) || !std::isfinite(speed_)) throw std::invalid_argument("--speed must be a positive number");
+Replay::Replay(std::vector<PodTrace> pods, std::string ns, std::string container, double speed,
+               bool loop)
+    : pods_(std::move(pods)),
+      ns_(std::move(ns)),
+      container_(std::move(container)),
+      speed_(speed),
+      loop_(loop) {
+    if (!(speed_ > 0) || !std::isfinite(speed_))
+        throw std::invalid_argument("--speed must be a positive number");
     if (ns_.empty()) throw std::invalid_argument("--namespace must not be empty");
     if (container_.empty()) throw std::invalid_argument("--container must not be empty");
     if (pods_.empty()) throw std::invalid_argument("the traces hold no execution");
@@ -29,8 +35,9 @@ Replay::Replay(std::vector<PodTrace> pods, std::string ns, std::string container
         if (p.pod.empty()) throw std::invalid_argument(p.source + ": empty pod name");
         auto [it, added] = owner.emplace(p.pod, p.source);
         if (!added) {
-            throw std::invalid_argument("executions " + it->second + " and " + p.source + " both map to pod " + p.pod +
-                                        " (give them distinct names with --pod-map, by id or by #INDEX)");
+            throw std::invalid_argument(
+                "executions " + it->second + " and " + p.source + " both map to pod " + p.pod +
+                " (give them distinct names with --pod-map, by id or by #INDEX)");
         }
         const std::size_t n = p.offsets.size();
         if (n == 0 || p.cpu.size() != n || p.memory.size() != n) {
@@ -44,12 +51,16 @@ Replay::Replay(std::vector<PodTrace> pods, std::string ns, std::string container
                                             ": CPU cores must be a finite number >= 0");
             }
             if (!std::isfinite(p.memory[k])) {
-                throw std::invalid_argument(p.source + ": sample " + std::to_string(k + 1) + ": memory is not finite");
+                throw std::invalid_argument(p.source + ": sample " + std::to_string(k + 1) +
+                                            ": memory is not finite");
             }
             if (k > 0 && p.offsets[k] < p.offsets[k - 1]) {
-                throw std::invalid_argument(p.source + ": time goes backwards at sample " + std::to_string(k + 1));
+                throw std::invalid_argument(p.source + ": time goes backwards at sample " +
+                                            std::to_string(k + 1));
             }
-            if (k > 0) prep.cumulative[k] = prep.cumulative[k - 1] + p.cpu[k - 1] * (p.offsets[k] - p.offsets[k - 1]);
+            if (k > 0)
+                prep.cumulative[k] =
+                    prep.cumulative[k - 1] + p.cpu[k - 1] * (p.offsets[k] - p.offsets[k - 1]);
         }
         double last_interval = kSingleSampleInterval;
         for (std::size_t k = n - 1; k > 0; --k) {
@@ -66,7 +77,8 @@ Replay::Replay(std::vector<PodTrace> pods, std::string ns, std::string container
 
 Replay Replay::from_options(const Options& o) {
     if (o.traces.empty()) throw std::invalid_argument("no trace given (--trace FILE.csv[,...])");
-    if (o.align != "start" && o.align != "trace") throw std::invalid_argument("--align must be start or trace");
+    if (o.align != "start" && o.align != "trace")
+        throw std::invalid_argument("--align must be start or trace");
     model::TraceOptions to;
     to.id_column = o.id_column;
     to.time_column = o.time_column;
@@ -104,14 +116,16 @@ Replay Replay::from_options(const Options& o) {
         for (std::size_t k = 0; k < n; ++k) {
             p.offsets[k] = e.timestamps[k] - e.timestamps.front();
             p.cpu[k] = e.values(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(cpu_col));
-            p.memory[k] = e.values(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(mem_col));
+            p.memory[k] =
+                e.values(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(mem_col));
         }
         pods.push_back(std::move(p));
     }
     for (const auto& [key, pod] : o.pod_map) {
         if (!used.count(key)) {
-            throw std::invalid_argument("--pod-map " + key + "=" + pod + ": no execution has " +
-                                        (key.starts_with("#") ? "that index" : o.id_column + " " + key));
+            throw std::invalid_argument(
+                "--pod-map " + key + "=" + pod + ": no execution has " +
+                (key.starts_with("#") ? "that index" : o.id_column + " " + key));
         }
     }
     return Replay(std::move(pods), o.ns, o.container, o.speed, o.loop);
@@ -120,7 +134,8 @@ Replay Replay::from_options(const Options& o) {
 double Replay::end() const {
     if (loop_) return std::numeric_limits<double>::infinity();
     double end = 0;
-    for (std::size_t i = 0; i < pods_.size(); ++i) end = std::max(end, pods_[i].start + prepared_[i].duration);
+    for (std::size_t i = 0; i < pods_.size(); ++i)
+        end = std::max(end, pods_[i].start + prepared_[i].duration);
     return end;
 }
 
@@ -140,8 +155,10 @@ std::vector<PodState> Replay::at(double wall_seconds) const {
             continue;
         }
         auto it = std::upper_bound(p.offsets.begin(), p.offsets.end(), local);
-        const auto k = static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (it - p.offsets.begin()) - 1));
-        const double core_seconds = cycles * prep.total + prep.cumulative[k] + p.cpu[k] * (local - p.offsets[k]);
+        const auto k =
+            static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (it - p.offsets.begin()) - 1));
+        const double core_seconds =
+            cycles * prep.total + prep.cumulative[k] + p.cpu[k] * (local - p.offsets[k]);
         out.push_back({p.pod, core_seconds / speed_, p.memory[k]});
     }
     return out;
@@ -152,30 +169,40 @@ std::string Replay::exposition(double wall_seconds) const {
     const std::string common = "namespace=\"" + escape_exposition_label(ns_) + "\",pod=\"";
     const std::string tail = "\",container=\"" + escape_exposition_label(container_) + "\"}";
     std::string out;
-    out += "# HELP container_cpu_usage_seconds_total Cumulative cpu time consumed in seconds (replayed trace).\n";
+    out +=
+        "# HELP container_cpu_usage_seconds_total Cumulative cpu time consumed in seconds "
+        "(replayed trace).\n";
     out += "# TYPE container_cpu_usage_seconds_total counter\n";
     for (const auto& s : states) {
-        out += "container_cpu_usage_seconds_total{" + common + escape_exposition_label(s.pod) + tail + " " +
-               format_exposition_value(s.cpu_seconds) + "\n";
+        out += "container_cpu_usage_seconds_total{" + common + escape_exposition_label(s.pod) +
+               tail + " " + format_exposition_value(s.cpu_seconds) + "\n";
     }
-    out += "# HELP container_memory_working_set_bytes Current working set in bytes (replayed trace).\n";
+    out +=
+        "# HELP container_memory_working_set_bytes Current working set in bytes (replayed "
+        "trace).\n";
     out += "# TYPE container_memory_working_set_bytes gauge\n";
     for (const auto& s : states) {
-        out += "container_memory_working_set_bytes{" + common + escape_exposition_label(s.pod) + tail + " " +
-               format_exposition_value(s.memory_bytes) + "\n";
+        out += "container_memory_working_set_bytes{" + common + escape_exposition_label(s.pod) +
+               tail + " " + format_exposition_value(s.memory_bytes) + "\n";
     }
     if (!pod_labels_.empty()) {
         std::string labels;
-        for (const auto& [name, value] : pod_labels_) labels += "," + name + "=\"" + escape_exposition_label(value) + "\"";
-        out += "# HELP kube_pod_labels Kubernetes labels converted to Prometheus labels (as kube-state-metrics).\n";
+        for (const auto& [name, value] : pod_labels_)
+            labels += "," + name + "=\"" + escape_exposition_label(value) + "\"";
+        out +=
+            "# HELP kube_pod_labels Kubernetes labels converted to Prometheus labels (as "
+            "kube-state-metrics).\n";
         out += "# TYPE kube_pod_labels gauge\n";
         for (const auto& s : states)
             out += "kube_pod_labels{namespace=\"" + escape_exposition_label(ns_) + "\",pod=\"" +
                    escape_exposition_label(s.pod) + "\"" + labels + "} 1\n";
     }
-    out += "# HELP phasescale_replay_trace_seconds Trace seconds replayed since the exporter started.\n";
+    out +=
+        "# HELP phasescale_replay_trace_seconds Trace seconds replayed since the exporter "
+        "started.\n";
     out += "# TYPE phasescale_replay_trace_seconds gauge\n";
-    out += "phasescale_replay_trace_seconds " + format_exposition_value(std::max(0.0, wall_seconds) * speed_) + "\n";
+    out += "phasescale_replay_trace_seconds " +
+           format_exposition_value(std::max(0.0, wall_seconds) * speed_) + "\n";
     out += "# HELP phasescale_replay_pods_running Executions whose series are served now.\n";
     out += "# TYPE phasescale_replay_pods_running gauge\n";
     out += "phasescale_replay_pods_running " + std::to_string(states.size()) + "\n";
@@ -191,9 +218,11 @@ std::map<std::string, std::string> parse_pod_map(std::string_view text) {
         if (entry.empty()) continue;
         auto eq = entry.find('=');
         if (eq == std::string_view::npos || eq == 0 || eq + 1 == entry.size()) {
-            throw std::invalid_argument("--pod-map entry \"" + std::string(entry) + "\" is not ID=POD");
+            throw std::invalid_argument("--pod-map entry \"" + std::string(entry) +
+                                        "\" is not ID=POD");
         }
-        auto [it, added] = out.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+        auto [it, added] =
+            out.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
         if (!added) throw std::invalid_argument("--pod-map maps " + it->first + " twice");
     }
     return out;
@@ -202,7 +231,8 @@ std::map<std::string, std::string> parse_pod_map(std::string_view text) {
 std::pair<std::string, int> parse_listen(std::string_view text) {
     auto colon = text.rfind(':');
     const auto bad = [&](const std::string& why) {
-        return std::invalid_argument("--listen \"" + std::string(text) + "\": " + why + " (expected HOST:PORT)");
+        return std::invalid_argument("--listen \"" + std::string(text) + "\": " + why +
+                                     " (expected HOST:PORT)");
     };
     if (colon == std::string_view::npos || colon == 0) throw bad("no host or port");
     std::string host(text.substr(0, colon));
@@ -210,8 +240,8 @@ std::pair<std::string, int> parse_listen(std::string_view text) {
     std::string_view port_text = text.substr(colon + 1);
     int port = 0;
     auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
-        port > 65535) {
+    if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+        port < 1 || port > 65535) {
         throw bad("port must be 1-65535");
     }
     return {host, port};
@@ -221,10 +251,14 @@ std::string escape_exposition_label(std::string_view value) {
     std::string out;
     out.reserve(value.size());
     for (char c : value) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out.push_back(c);
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out.push_back(c);
     }
     return out;
 }

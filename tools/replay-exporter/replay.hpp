@@ -37,16 +37,17 @@ struct Options {
 // One execution to replay, times relative to its first sample.
 struct PodTrace {
     std::string pod;
-    std::string source;            // "FILE: id ID", for messages
-    double start = 0;              // trace seconds after the replay's start
-    std::vector<double> offsets;   // sample times relative to the first, non-decreasing, [0] == 0
-    std::vector<double> cpu;       // cores
-    std::vector<double> memory;    // bytes
+    std::string source;           // "FILE: id ID", for messages
+    double start = 0;             // trace seconds after the replay's start
+    std::vector<double> offsets;  // sample times relative to the first, non-decreasing, [0] == 0
+    std::vector<double> cpu;      // cores
+    std::vector<double> memory;   // bytes
 };
 
 struct PodState {
     std::string pod;
-    double cpu_seconds = 0;   // counter: CPU seconds used in wall time (its rate is the trace's cores)
+    double cpu_seconds =
+        0;  // counter: CPU seconds used in wall time (its rate is the trace's cores)
     double memory_bytes = 0;  // gauge
 };
 
@@ -54,7 +55,8 @@ class Replay {
 public:
     // Throws std::invalid_argument for a bad speed, no executions, empty or mismatched samples,
     // or two executions on one pod name.
-    Replay(std::vector<PodTrace> pods, std::string ns, std::string container, double speed, bool loop);
+    Replay(std::vector<PodTrace> pods, std::string ns, std::string container, double speed,
+           bool loop);
 
     // Reads the traces (phasescale::model::read_trace) and applies pod_map and align. Throws
     // InputError for a bad trace, std::invalid_argument for a bad option or a pod_map key that
@@ -68,7 +70,9 @@ public:
 
     // Also serve kube_pod_labels{namespace, pod, <label>="<value>"...} 1 for every running pod, as
     // kube-state-metrics does; `labels` are its label names already (label_app, ...).
-    void set_pod_labels(std::map<std::string, std::string> labels) { pod_labels_ = std::move(labels); }
+    void set_pod_labels(std::map<std::string, std::string> labels) {
+        pod_labels_ = std::move(labels);
+    }
 
     const std::vector<PodTrace>& pods() const { return pods_; }
     const std::string& ns() const { return ns_; }
@@ -78,9 +82,9 @@ public:
 
 private:
     struct Prepared {
-        double duration = 0;               // trace seconds the execution runs
-        std::vector<double> cumulative;    // core-seconds at each offset
-        double total = 0;                  // core-seconds of one run
+        double duration = 0;             // trace seconds the execution runs
+        std::vector<double> cumulative;  // core-seconds at each offset
+        double total = 0;                // core-seconds of one run
     };
     std::vector<PodTrace> pods_;
     std::vector<Prepared> prepared_;

@@ -14,11 +14,12 @@ namespace phasescale::control {
 namespace {
 
 // One resource of a target: request, and limit when limits are controlled (policy's rules).
-void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi, double ceiling,
-          double (*round)(double), bool limits_controlled, const std::optional<double>& current_request,
-          const std::optional<double>& current_limit, std::optional<double>& request, std::optional<double>& limit) {
-    const policy::SizedResource s =
-        policy::size_resource(recommended, lo, hi, ceiling, limits_controlled, current_request, current_limit, round);
+void size(double recommended, const std::optional<double>& lo, const std::optional<double>& hi,
+          double ceiling, double (*round)(double), bool limits_controlled,
+          const std::optional<double>& current_request, const std::optional<double>& current_limit,
+          std::optional<double>& request, std::optional<double>& limit) {
+    const policy::SizedResource s = policy::size_resource(
+        recommended, lo, hi, ceiling, limits_controlled, current_request, current_limit, round);
     request = s.request;
     limit = s.limit;
 }
@@ -34,8 +35,8 @@ std::string describe(const ContainerResources& r) {
     auto q = [](const std::optional<double>& v, bool cpu) {
         return v ? (cpu ? format_cpu(*v) : format_memory(*v)) : std::string("-");
     };
-    return "cpu " + q(r.requests.cpu, true) + "/" + q(r.limits.cpu, true) + ", memory " + q(r.requests.memory, false) +
-           "/" + q(r.limits.memory, false);
+    return "cpu " + q(r.requests.cpu, true) + "/" + q(r.limits.cpu, true) + ", memory " +
+           q(r.requests.memory, false) + "/" + q(r.limits.memory, false);
 }
 
 }  // namespace
@@ -54,7 +55,8 @@ bool ContainerTarget::cpu_changed() const {
     return wanted.requests.cpu != current.requests.cpu || wanted.limits.cpu != current.limits.cpu;
 }
 bool ContainerTarget::memory_changed() const {
-    return wanted.requests.memory != current.requests.memory || wanted.limits.memory != current.limits.memory;
+    return wanted.requests.memory != current.requests.memory ||
+           wanted.limits.memory != current.limits.memory;
 }
 
 policy::ContainerBounds container_bounds(const ContainerPolicy& policy) {
@@ -80,32 +82,41 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     t.memory_controlled = b.control_memory;
     t.limits_controlled = b.requests_and_limits;
     if (t.cpu_controlled)
-        size(rec.request.cpu, b.min_cpu, b.max_cpu, policy::kMaxCpuCores, &round_cpu, t.limits_controlled, current.requests.cpu,
-             current.limits.cpu, t.wanted.requests.cpu, t.wanted.limits.cpu);
+        size(rec.request.cpu, b.min_cpu, b.max_cpu, policy::kMaxCpuCores, &round_cpu,
+             t.limits_controlled, current.requests.cpu, current.limits.cpu, t.wanted.requests.cpu,
+             t.wanted.limits.cpu);
     if (t.memory_controlled)
-        size(rec.request.memory, b.min_memory, b.max_memory, policy::kMaxMemoryBytes, &round_memory, t.limits_controlled,
-             current.requests.memory, current.limits.memory, t.wanted.requests.memory, t.wanted.limits.memory);
-    t.worth_resizing = (t.cpu_changed() || t.memory_changed()) &&
-                       policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
+        size(rec.request.memory, b.min_memory, b.max_memory, policy::kMaxMemoryBytes, &round_memory,
+             t.limits_controlled, current.requests.memory, current.limits.memory,
+             t.wanted.requests.memory, t.wanted.limits.memory);
+    t.worth_resizing =
+        (t.cpu_changed() || t.memory_changed()) &&
+        policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
     return t;
 }
 
 void back_off(PodGate& gate, double now) {
-    gate.backoff_until = now + std::min(kBackoffMaxSeconds, kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
+    gate.backoff_until = now + std::min(kBackoffMaxSeconds,
+                                        kBackoffInitialSeconds * std::pow(2.0, gate.backoff_level));
     gate.backoff_level = std::min(gate.backoff_level + 1, kBackoffMaxLevel);
 }
 
-PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
-                       PodGate& gate, double now) {
+PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
+                       double cooldown_seconds, PodGate& gate, double now) {
     PodDecision d;
-    const bool wanted = std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) { return t.worth_resizing; });
+    const bool wanted = std::any_of(targets.begin(), targets.end(),
+                                    [](const ContainerTarget& t) { return t.worth_resizing; });
     if (!wanted) return d;
 
     if (const auto cond = resize_condition(pod)) {
-        if (cond->type == "PodResizeInProgress") d.reason = "ResizeInProgress";
-        else if (cond->reason == "Infeasible") d.reason = "ResizeInfeasible";
-        else if (cond->reason == "Deferred") d.reason = "ResizeDeferred";
-        else d.reason = "ResizePending";
+        if (cond->type == "PodResizeInProgress")
+            d.reason = "ResizeInProgress";
+        else if (cond->reason == "Infeasible")
+            d.reason = "ResizeInfeasible";
+        else if (cond->reason == "Deferred")
+            d.reason = "ResizeDeferred";
+        else
+            d.reason = "ResizePending";
         d.action = d.reason == "ResizeInfeasible" ? Action::Blocked : Action::Wait;
         d.message = cond->type + (cond->reason.empty() ? "" : " (" + cond->reason + ")") +
                     (cond->message.empty() ? "" : ": " + cond->message);
@@ -115,26 +126,33 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     if (now < gate.backoff_until) {
         d.action = Action::Wait;
         d.reason = "Backoff";
-        d.message = "backing off after a pending resize for " + std::to_string(static_cast<int>(std::ceil(gate.backoff_until - now))) + " s";
+        d.message = "backing off after a pending resize for " +
+                    std::to_string(static_cast<int>(std::ceil(gate.backoff_until - now))) + " s";
         return d;
     }
-    const bool more_memory = std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) {
-        return t.worth_resizing && t.wanted.requests.memory.value_or(0) > t.current.requests.memory.value_or(0);
-    });
-    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.oom_since_resize, more_memory)) {
+    const bool more_memory =
+        std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) {
+            return t.worth_resizing &&
+                   t.wanted.requests.memory.value_or(0) > t.current.requests.memory.value_or(0);
+        });
+    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.oom_since_resize,
+                             more_memory)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
-        d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) + " s ago, cooldown " +
-                    std::to_string(static_cast<int>(cooldown_seconds)) + " s";
+        d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) +
+                    " s ago, cooldown " + std::to_string(static_cast<int>(cooldown_seconds)) + " s";
         return d;
     }
 
     for (const ContainerTarget& t : targets) {
         if (!t.worth_resizing) continue;
-        const bool restart = (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
-                             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
-        if (restart) d.skipped.push_back(t.name);
-        else d.resized.push_back(t);
+        const bool restart =
+            (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
+            (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
+        if (restart)
+            d.skipped.push_back(t.name);
+        else
+            d.resized.push_back(t);
     }
     if (d.resized.empty()) {
         d.action = Action::Blocked;
@@ -152,14 +170,16 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     if (qos_before != qos_after) {
         d.action = Action::Blocked;
         d.reason = "QoSChange";
-        d.message = "the resize would change the pod's QoS class from " + qos_before + " to " + qos_after;
+        d.message =
+            "the resize would change the pod's QoS class from " + qos_before + " to " + qos_after;
         d.resized.clear();
         return d;
     }
     d.action = Action::Resize;
     d.reason = "Resized";
     for (const ContainerTarget& t : d.resized)
-        d.message += (d.message.empty() ? "" : "; ") + t.name + ": " + describe(t.current) + " -> " + describe(t.wanted);
+        d.message += (d.message.empty() ? "" : "; ") + t.name + ": " + describe(t.current) +
+                     " -> " + describe(t.wanted);
     if (!d.skipped.empty()) {
         d.message += " (left alone, resizePolicy RestartContainer:";
         for (const std::string& s : d.skipped) d.message += " " + s;
@@ -205,13 +225,14 @@ json recommendation_json(const std::vector<ContainerTarget>& targets) {
     return out;
 }
 
-bool recommendation_moved(const std::optional<std::string>& annotated, const std::vector<ContainerTarget>& targets,
-                          double min_change) {
+bool recommendation_moved(const std::optional<std::string>& annotated,
+                          const std::vector<ContainerTarget>& targets, double min_change) {
     if (!annotated) return true;
     const json old = json::parse(*annotated, nullptr, false);
     if (!old.is_object() || old.size() != targets.size()) return true;
     for (const ContainerTarget& t : targets) {
-        if (!old.contains(t.name) || !old[t.name].is_object() || !old[t.name].contains("requests")) return true;
+        if (!old.contains(t.name) || !old[t.name].is_object() || !old[t.name].contains("requests"))
+            return true;
         const json& requests = old[t.name]["requests"];
         auto annotated_request = [&](const char* resource) -> double {
             if (!requests.is_object() || !requests.contains(resource)) return 0;
@@ -219,7 +240,8 @@ bool recommendation_moved(const std::optional<std::string>& annotated, const std
         };
         ContainerResources was;
         was.requests = {annotated_request("cpu"), annotated_request("memory")};
-        if (policy::worth_resizing(requests_of(was), requests_of(t.wanted), min_change)) return true;
+        if (policy::worth_resizing(requests_of(was), requests_of(t.wanted), min_change))
+            return true;
     }
     return false;
 }
@@ -232,7 +254,8 @@ json marks_patch(const json& pod, const PodMarks& marks) {
         return m[key].get<std::string>();
     };
     json labels = json::object(), annotations = json::object();
-    if (current("labels", kPhaseLabel) != marks.phase_label) labels[kPhaseLabel] = marks.phase_label;
+    if (current("labels", kPhaseLabel) != marks.phase_label)
+        labels[kPhaseLabel] = marks.phase_label;
     const std::pair<const char*, const std::optional<std::string>*> ann[] = {
         {kPhaseNameAnnotation, &marks.phase_name},
         {kPhaseSinceAnnotation, &marks.phase_since},

@@ -13,15 +13,19 @@ public:
 
     std::string default_url() const override { return defaults_.url; }
 
-    prom::FeatureSnapshot features(const std::string& url, const prom::FeatureQueries& queries, const std::string& ns,
-                                   std::chrono::milliseconds window, const prom::QueryOptions& options) override {
+    prom::FeatureSnapshot features(const std::string& url, const prom::FeatureQueries& queries,
+                                   const std::string& ns, std::chrono::milliseconds window,
+                                   const prom::QueryOptions& options) override {
         return prom::read_features(client(url), queries, {ns}, window, std::nullopt, options);
     }
 
-    prom::FeatureHistory history(const std::string& url, const prom::FeatureQueries& queries, const std::string& ns,
-                                 std::chrono::milliseconds window, prom::TimePoint start, prom::TimePoint end,
-                                 std::chrono::milliseconds step, const prom::QueryOptions& options) override {
-        return prom::read_feature_history(client(url), queries, {ns}, window, start, end, step, options);
+    prom::FeatureHistory history(const std::string& url, const prom::FeatureQueries& queries,
+                                 const std::string& ns, std::chrono::milliseconds window,
+                                 prom::TimePoint start, prom::TimePoint end,
+                                 std::chrono::milliseconds step,
+                                 const prom::QueryOptions& options) override {
+        return prom::read_feature_history(client(url), queries, {ns}, window, start, end, step,
+                                          options);
     }
 
 private:

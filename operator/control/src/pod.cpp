@@ -20,7 +20,8 @@ ResourceValues values(const json& r, const char* key) {
 
 const json& containers_of(const json& pod) {
     static const json empty = json::array();
-    if (pod.contains("spec") && pod["spec"].contains("containers") && pod["spec"]["containers"].is_array())
+    if (pod.contains("spec") && pod["spec"].contains("containers") &&
+        pod["spec"]["containers"].is_array())
         return pod["spec"]["containers"];
     return empty;
 }
@@ -47,14 +48,16 @@ void trim_pod(json& pod) {
     keep_only(pod, {"apiVersion", "kind", "metadata", "spec", "status"});
     if (pod.contains("metadata")) {
         json& md = pod["metadata"];
-        keep_only(md, {"name", "namespace", "uid", "resourceVersion", "generation", "labels", "annotations",
-                       "ownerReferences", "deletionTimestamp"});
+        keep_only(md, {"name", "namespace", "uid", "resourceVersion", "generation", "labels",
+                       "annotations", "ownerReferences", "deletionTimestamp"});
         // Other annotations (last-applied-configuration, ...) can be large and are never read.
         if (md.contains("annotations") && md["annotations"].is_object()) {
             json& a = md["annotations"];
             for (auto it = a.begin(); it != a.end();) {
-                if (it.key().starts_with("phasescale.io/")) ++it;
-                else it = a.erase(it);
+                if (it.key().starts_with("phasescale.io/"))
+                    ++it;
+                else
+                    it = a.erase(it);
             }
         }
         keep_only_each(md, "ownerReferences", {"kind", "name", "controller"});
@@ -66,7 +69,8 @@ void trim_pod(json& pod) {
     if (pod.contains("status")) {
         keep_only(pod["status"], {"phase", "conditions", "containerStatuses"});
         keep_only_each(pod["status"], "conditions", {"type", "status", "reason", "message"});
-        keep_only_each(pod["status"], "containerStatuses", {"name", "restartCount", "lastState", "resources"});
+        keep_only_each(pod["status"], "containerStatuses",
+                       {"name", "restartCount", "lastState", "resources"});
     }
 }
 
@@ -77,9 +81,15 @@ bool pod_running(const json& pod) {
     return string_field(pod, "status", "phase") == "Running";
 }
 
-std::string pod_name(const json& pod) { return string_field(pod, "metadata", "name"); }
-std::string pod_namespace(const json& pod) { return string_field(pod, "metadata", "namespace"); }
-std::string pod_uid(const json& pod) { return string_field(pod, "metadata", "uid"); }
+std::string pod_name(const json& pod) {
+    return string_field(pod, "metadata", "name");
+}
+std::string pod_namespace(const json& pod) {
+    return string_field(pod, "metadata", "namespace");
+}
+std::string pod_uid(const json& pod) {
+    return string_field(pod, "metadata", "uid");
+}
 
 std::vector<ContainerResources> container_resources(const json& pod) {
     std::vector<ContainerResources> out;
@@ -95,7 +105,8 @@ std::vector<ContainerResources> container_resources(const json& pod) {
     return out;
 }
 
-std::optional<ContainerResources> container_resources(const json& pod, const std::string& container) {
+std::optional<ContainerResources> container_resources(const json& pod,
+                                                      const std::string& container) {
     for (ContainerResources& r : container_resources(pod))
         if (r.name == container) return r;
     return std::nullopt;
@@ -108,16 +119,20 @@ std::string qos_class(const std::vector<ContainerResources>& containers) {
         // A missing request defaults to the limit.
         const auto req_cpu = c.requests.cpu ? c.requests.cpu : c.limits.cpu;
         const auto req_mem = c.requests.memory ? c.requests.memory : c.limits.memory;
-        if (!c.limits.cpu || !c.limits.memory || req_cpu != c.limits.cpu || req_mem != c.limits.memory)
+        if (!c.limits.cpu || !c.limits.memory || req_cpu != c.limits.cpu ||
+            req_mem != c.limits.memory)
             guaranteed = false;
     }
     if (!any) return "BestEffort";
     return guaranteed ? "Guaranteed" : "Burstable";
 }
 
-std::string resize_policy(const json& pod, const std::string& container, const std::string& resource) {
+std::string resize_policy(const json& pod, const std::string& container,
+                          const std::string& resource) {
     for (const json& c : containers_of(pod)) {
-        if (string_field(c, "name") != container || !c.contains("resizePolicy") || !c["resizePolicy"].is_array()) continue;
+        if (string_field(c, "name") != container || !c.contains("resizePolicy") ||
+            !c["resizePolicy"].is_array())
+            continue;
         for (const json& p : c["resizePolicy"])
             if (string_field(p, "resourceName") == resource) {
                 const std::string r = string_field(p, "restartPolicy");
@@ -128,11 +143,13 @@ std::string resize_policy(const json& pod, const std::string& container, const s
 }
 
 std::optional<ResizeCondition> resize_condition(const json& pod) {
-    if (!pod.contains("status") || !pod["status"].contains("conditions") || !pod["status"]["conditions"].is_array())
+    if (!pod.contains("status") || !pod["status"].contains("conditions") ||
+        !pod["status"]["conditions"].is_array())
         return std::nullopt;
     for (const json& c : pod["status"]["conditions"]) {
         const std::string type = string_field(c, "type");
-        if ((type == "PodResizePending" || type == "PodResizeInProgress") && string_field(c, "status") == "True")
+        if ((type == "PodResizePending" || type == "PodResizeInProgress") &&
+            string_field(c, "status") == "True")
             return ResizeCondition{type, string_field(c, "reason"), string_field(c, "message")};
     }
     return std::nullopt;
@@ -143,7 +160,8 @@ ContainerRestarts container_restarts(const json& pod, const std::string& contain
     if (!pod.contains("status") || !pod["status"].contains("containerStatuses")) return r;
     for (const json& s : pod["status"]["containerStatuses"]) {
         if (string_field(s, "name") != container) continue;
-        if (s.contains("restartCount") && s["restartCount"].is_number_integer()) r.restart_count = s["restartCount"].get<int>();
+        if (s.contains("restartCount") && s["restartCount"].is_number_integer())
+            r.restart_count = s["restartCount"].get<int>();
         if (s.contains("lastState") && s["lastState"].contains("terminated"))
             r.last_oom_killed = string_field(s["lastState"]["terminated"], "reason") == "OOMKilled";
     }
@@ -157,7 +175,8 @@ namespace phasescale::control {
 std::vector<WorkloadRef> pod_workloads(const json& pod) {
     std::vector<WorkloadRef> out;
     if (!pod.is_object() || !pod.contains("metadata") || !pod["metadata"].is_object() ||
-        !pod["metadata"].contains("ownerReferences") || !pod["metadata"]["ownerReferences"].is_array())
+        !pod["metadata"].contains("ownerReferences") ||
+        !pod["metadata"]["ownerReferences"].is_array())
         return out;
     for (const json& o : pod["metadata"]["ownerReferences"]) {
         if (!o.is_object() || !o.contains("controller") || o["controller"] != true) continue;
@@ -165,7 +184,8 @@ std::vector<WorkloadRef> pod_workloads(const json& pod) {
         out.push_back({kind, name});
         if (kind == "ReplicaSet") {
             const auto dash = name.rfind('-');
-            if (dash != std::string::npos && dash > 0) out.push_back({"Deployment", name.substr(0, dash)});
+            if (dash != std::string::npos && dash > 0)
+                out.push_back({"Deployment", name.substr(0, dash)});
         }
     }
     return out;
@@ -174,9 +194,11 @@ std::vector<WorkloadRef> pod_workloads(const json& pod) {
 bool vpa_controls(const json& vpa, const json& pod) {
     if (!vpa.contains("spec") || !vpa["spec"].is_object()) return false;
     const json& spec = vpa["spec"];
-    if (spec.contains("updatePolicy") && string_field(spec["updatePolicy"], "updateMode") == "Off") return false;
+    if (spec.contains("updatePolicy") && string_field(spec["updatePolicy"], "updateMode") == "Off")
+        return false;
     if (!spec.contains("targetRef") || !spec["targetRef"].is_object()) return false;
-    const std::string kind = string_field(spec["targetRef"], "kind"), name = string_field(spec["targetRef"], "name");
+    const std::string kind = string_field(spec["targetRef"], "kind"),
+                      name = string_field(spec["targetRef"], "name");
     for (const WorkloadRef& w : pod_workloads(pod))
         if (w.kind == kind && w.name == name) return true;
     return false;

@@ -40,7 +40,9 @@ std::optional<double> checked(double value) {
 }
 
 // Within [lo, hi]; NaN counts as lo.
-double within(double v, double lo, double hi) { return v >= lo ? std::min(v, hi) : lo; }
+double within(double v, double lo, double hi) {
+    return v >= lo ? std::min(v, hi) : lo;
+}
 
 }  // namespace
 
@@ -79,14 +81,16 @@ std::optional<double> parse_quantity(std::string_view text) {
 
 std::optional<double> quantity_of(const nlohmann::json& value) {
     if (value.is_number()) return checked(value.get<double>());
-    if (value.is_string()) return parse_quantity(std::string_view(value.get_ref<const std::string&>()));
+    if (value.is_string())
+        return parse_quantity(std::string_view(value.get_ref<const std::string&>()));
     return std::nullopt;
 }
 
 // Clamped to the ceiling first, so that no value, however absurd, overflows the whole millicores
 // or mebibytes it is written in.
 double round_cpu(double cores) {
-    return std::max(1.0, std::ceil(within(cores, 0, policy::kMaxCpuCores) * 1000.0 - 1e-6)) / 1000.0;
+    return std::max(1.0, std::ceil(within(cores, 0, policy::kMaxCpuCores) * 1000.0 - 1e-6)) /
+           1000.0;
 }
 
 double round_memory(double bytes) {

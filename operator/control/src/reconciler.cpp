@@ -1,9 +1,9 @@
 #include "phasescale/control/reconciler.hpp"
 
 #include <algorithm>
-#include <set>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <phasescale/kube/json.hpp>
 #include <phasescale/model/error.hpp>
@@ -22,12 +22,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kWarmUpSamples = 8;
 
 long long generation_of(const json& o) {
-    if (o.contains("metadata") && o["metadata"].contains("generation") && o["metadata"]["generation"].is_number_integer())
+    if (o.contains("metadata") && o["metadata"].contains("generation") &&
+        o["metadata"]["generation"].is_number_integer())
         return o["metadata"]["generation"].get<long long>();
     return 0;
 }
 
-std::string phase_label(std::optional<int> phase) { return phase ? std::to_string(*phase) : "unknown"; }
+std::string phase_label(std::optional<int> phase) {
+    return phase ? std::to_string(*phase) : "unknown";
+}
 
 std::optional<std::string> label(const json& pod, const char* key) {
     if (!pod.contains("metadata") || !pod["metadata"].contains("labels")) return std::nullopt;
@@ -45,11 +48,11 @@ std::optional<std::string> annotation(const json& pod, const char* key) {
 
 // Feeds a new tracker the container's recent samples (a range query's answer), in time order;
 // then, if it reached the phase the pod's annotations name, restores when that phase began.
-void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history, const prom::ContainerKey& key,
-             const ContainerResources& resources, const json& pod) {
+void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
+             const prom::ContainerKey& key, const ContainerResources& resources, const json& pod) {
     const auto found = history.series.find(key);
     if (found == history.series.end()) return;
-    const auto& series = found->second;  // per history.features
+    const auto& series = found->second;             // per history.features
     std::map<long long, std::vector<double>> rows;  // by time (ms)
     for (std::size_t f = 0; f < series.size(); ++f)
         for (const prom::Sample& s : series[f]) {
@@ -92,10 +95,11 @@ prom::ClientConfig with_timeout(prom::ClientConfig config, std::chrono::millisec
 
 }  // namespace
 
-Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks)
+Reconciler::Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options,
+                       ReconcilerHooks hooks)
     : Reconciler(kube_cluster_api(kube, options.field_manager),
-                 prometheus_reader(with_timeout(std::move(prom), options.prometheus_timeout)), std::move(options),
-                 std::move(hooks)) {
+                 prometheus_reader(with_timeout(std::move(prom), options.prometheus_timeout)),
+                 std::move(options), std::move(hooks)) {
     kube_ = std::move(kube);
 }
 
@@ -107,13 +111,16 @@ Reconciler::Reconciler(std::unique_ptr<ClusterApi> cluster, std::unique_ptr<Metr
       hooks_(std::move(hooks)),
       writes_(options_.write_workers) {
     try {
-        default_model_ = std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
+        default_model_ = std::make_shared<const model::PhaseModel>(
+            model::resolve_model(model::kDefaultModelName));
     } catch (const std::exception& e) {
         default_model_error_ = e.what();
     }
 }
 
-Reconciler::~Reconciler() { stop(); }
+Reconciler::~Reconciler() {
+    stop();
+}
 
 void Reconciler::start() {
     if (!kube_ || !autoscaler_informers_.empty()) return;
@@ -123,13 +130,15 @@ void Reconciler::start() {
         kube::InformerOptions a;
         a.ns = ns;
         a.resync_period = std::chrono::milliseconds(0);
-        autoscaler_informers_.push_back(std::make_unique<kube::Informer>(*kube_, kube::resources::phase_autoscalers, a));
+        autoscaler_informers_.push_back(
+            std::make_unique<kube::Informer>(*kube_, kube::resources::phase_autoscalers, a));
         if (options_.pods) continue;  // shared
         kube::InformerOptions p;
         p.ns = ns;
         p.field_selector = "status.phase=Running";
         p.transform = trim_pod;  // the cache keeps what the controller reads, not whole pods
-        pod_informers_.push_back(std::make_unique<kube::Informer>(*kube_, kube::resources::pods, p));
+        pod_informers_.push_back(
+            std::make_unique<kube::Informer>(*kube_, kube::resources::pods, p));
     }
     for (auto& i : autoscaler_informers_) i->start();
     for (auto& i : pod_informers_) i->start();
@@ -142,14 +151,19 @@ void Reconciler::stop() {
     writes_.wait_idle();
 }
 
-std::size_t Reconciler::drop_pending_writes() { return writes_.drop_waiting(); }
+std::size_t Reconciler::drop_pending_writes() {
+    return writes_.drop_waiting();
+}
 
-void Reconciler::wait_for_writes() { writes_.wait_idle(); }
+void Reconciler::wait_for_writes() {
+    writes_.wait_idle();
+}
 
 bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     const auto synced = [&](const kube::Informer& i) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         return i.wait_for_sync(std::max(left, std::chrono::milliseconds(0)));
     };
     for (const auto* list : {&autoscaler_informers_, &pod_informers_})
@@ -158,7 +172,8 @@ bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     return !options_.pods || synced(*options_.pods);
 }
 
-void Reconciler::log(const std::string& level, const std::string& message, const json& fields) const {
+void Reconciler::log(const std::string& level, const std::string& message,
+                     const json& fields) const {
     if (hooks_.log) hooks_.log(level, message, fields);
 }
 
@@ -167,7 +182,10 @@ auto Reconciler::api(const char* verb, F&& f) -> decltype(f()) {
     const auto start = std::chrono::steady_clock::now();
     auto done = [&](bool ok) {
         if (hooks_.api_request)
-            hooks_.api_request(verb, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), ok);
+            hooks_.api_request(
+                verb,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                ok);
     };
     try {
         if constexpr (std::is_void_v<decltype(f())>) {
@@ -184,13 +202,15 @@ auto Reconciler::api(const char* verb, F&& f) -> decltype(f()) {
     }
 }
 
-bool prometheus_allowed(const std::string& url, const std::string& own, const std::vector<std::string>& allowed) {
+bool prometheus_allowed(const std::string& url, const std::string& own,
+                        const std::vector<std::string>& allowed) {
     auto bare = [](std::string u) {
         while (!u.empty() && u.back() == '/') u.pop_back();
         return u;
     };
     if (url.empty() || bare(url) == bare(own)) return true;
-    return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return bare(a) == bare(url); });
+    return std::any_of(allowed.begin(), allowed.end(),
+                       [&](const std::string& a) { return bare(a) == bare(url); });
 }
 
 Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const ModelRef& ref) {
@@ -207,12 +227,15 @@ Reconciler::ModelEntry Reconciler::load_model(const std::string& ns, const Model
         e.version = kube::string_field(cm, "metadata", "resourceVersion");
         auto cached = models_.find(key);
         if (cached != models_.end() && cached->second.version == e.version) return cached->second;
-        if (!cm.contains("data") || !cm["data"].contains(ref.key) || !cm["data"][ref.key].is_string()) {
+        if (!cm.contains("data") || !cm["data"].contains(ref.key) ||
+            !cm["data"][ref.key].is_string()) {
             e.error = "ConfigMap " + ns + "/" + ref.config_map + " has no key \"" + ref.key + "\"";
         } else {
             const std::string source = "ConfigMap " + ns + "/" + ref.config_map + " key " + ref.key;
-            auto m = std::make_shared<const model::PhaseModel>(model::parse_model(cm["data"][ref.key].get<std::string>(), source));
-            policy::PhaseRecommender check(*m, policy::PhaseOptions{});  // throws if the phase policy cannot use it
+            auto m = std::make_shared<const model::PhaseModel>(
+                model::parse_model(cm["data"][ref.key].get<std::string>(), source));
+            policy::PhaseRecommender check(
+                *m, policy::PhaseOptions{});  // throws if the phase policy cannot use it
             e.model = m;
         }
     } catch (const std::exception& ex) {
@@ -229,7 +252,8 @@ const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
         try {
             vpa_installed_ = api("get", [&] { return cluster_->vpa_installed(); });
         } catch (const std::exception& e) {
-            log("warning", "cannot tell whether the VerticalPodAutoscaler CRD is installed", {{"error", e.what()}});
+            log("warning", "cannot tell whether the VerticalPodAutoscaler CRD is installed",
+                {{"error", e.what()}});
             vpa_installed_ = false;
         }
     }
@@ -240,7 +264,8 @@ const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
         try {
             list.items = api("list", [&] { return cluster_->vpas(ns); });
         } catch (const std::exception& e) {
-            log("warning", "cannot list VerticalPodAutoscalers", {{"namespace", ns}, {"error", e.what()}});
+            log("warning", "cannot list VerticalPodAutoscalers",
+                {{"namespace", ns}, {"error", e.what()}});
         }
     }
     return list.items;
@@ -248,33 +273,45 @@ const std::vector<json>& Reconciler::vpas(const std::string& ns, double now) {
 
 void Reconciler::remember(AutoscalerState& state, json decision) {
     state.recent.push_back(std::move(decision));
-    while (state.recent.size() > options_.max_recent_decisions) state.recent.erase(state.recent.begin());
+    while (state.recent.size() > options_.max_recent_decisions)
+        state.recent.erase(state.recent.begin());
 }
 
-void Reconciler::remember_targets(AutoscalerState& state, const std::string& pod, const std::vector<ContainerTarget>& targets,
-                                  int phase, const std::string& action, const std::string& reason, double now) {
+void Reconciler::remember_targets(AutoscalerState& state, const std::string& pod,
+                                  const std::vector<ContainerTarget>& targets, int phase,
+                                  const std::string& action, const std::string& reason,
+                                  double now) {
     for (const ContainerTarget& t : targets) {
         if (!t.worth_resizing) continue;
-        remember(state, {{"time", format_time(now)}, {"pod", pod}, {"container", t.name}, {"phase", phase},
+        remember(state, {{"time", format_time(now)},
+                         {"pod", pod},
+                         {"container", t.name},
+                         {"phase", phase},
                          {"cpu", t.wanted.requests.cpu ? format_cpu(*t.wanted.requests.cpu) : ""},
-                         {"memory", t.wanted.requests.memory ? format_memory(*t.wanted.requests.memory) : ""},
-                         {"action", action}, {"reason", reason}});
+                         {"memory",
+                          t.wanted.requests.memory ? format_memory(*t.wanted.requests.memory) : ""},
+                         {"action", action},
+                         {"reason", reason}});
     }
 }
 
-void Reconciler::record_event(const kube::ObjectReference& pod, kube::EventType type, const std::string& reason,
-                              const std::string& message) {
+void Reconciler::record_event(const kube::ObjectReference& pod, kube::EventType type,
+                              const std::string& reason, const std::string& message) {
     const std::string what = pod.ns + "/" + pod.name + " " + reason;
     writes_.submit(
         "event/" + std::to_string(++events_queued_),
-        [this, pod, type, reason, message] { api("event", [&] { cluster_->record_event(pod, type, reason, message); }); },
+        [this, pod, type, reason, message] {
+            api("event", [&] { cluster_->record_event(pod, type, reason, message); });
+        },
         [this, what](const std::string& error) {
-            if (!error.empty()) log("warning", "event not recorded", {{"event", what}, {"error", error}});
+            if (!error.empty())
+                log("warning", "event not recorded", {{"event", what}, {"error", error}});
         });
 }
 
-void Reconciler::resize_done(const std::string& autoscaler, const std::string& pod_key, const kube::ObjectReference& pod,
-                             const PodDecision& d, int phase, double decided, const std::string& error) {
+void Reconciler::resize_done(const std::string& autoscaler, const std::string& pod_key,
+                             const kube::ObjectReference& pod, const PodDecision& d, int phase,
+                             double decided, const std::string& error) {
     auto ps = pods_.find(pod_key);
     auto found = autoscalers_.find(autoscaler);
     AutoscalerState* state = found == autoscalers_.end() ? nullptr : &found->second;
@@ -287,7 +324,10 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         if (hooks_.resize) hooks_.resize("ok");
         if (state) {
             remember_targets(*state, pod.name, d.resized, phase, "Resize", "Resized", decided);
-            state->last_resize = {{"time", format_time(decided)}, {"pod", pod.name}, {"container", container}, {"result", "Resized"}};
+            state->last_resize = {{"time", format_time(decided)},
+                                  {"pod", pod.name},
+                                  {"container", container},
+                                  {"result", "Resized"}};
         }
         log("info", "resized", {{"pod", pod_key}, {"message", d.message}});
         record_event(pod, kube::EventType::Normal, "Resized", d.message);
@@ -301,14 +341,18 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         state->failed_reason = "ResizeFailed";
         state->failed_message = pod_key + ": " + error;
         remember_targets(*state, pod.name, d.resized, phase, "Blocked", "ResizeFailed", decided);
-        state->last_resize = {{"time", format_time(decided)}, {"pod", pod.name}, {"container", container}, {"result", "Failed"}};
+        state->last_resize = {{"time", format_time(decided)},
+                              {"pod", pod.name},
+                              {"container", container},
+                              {"result", "Failed"}};
     }
     log("error", "resize failed", {{"pod", pod_key}, {"error", error}});
     record_event(pod, kube::EventType::Warning, "ResizeFailed", error);
 }
 
-void Reconciler::set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
-                               const std::string& message, double now, long long generation) {
+void Reconciler::set_condition(AutoscalerState& state, const std::string& type, bool status,
+                               const std::string& reason, const std::string& message, double now,
+                               long long generation) {
     const std::string s = status ? "True" : "False";
     for (json& c : state.conditions) {
         if (c["type"] != type) continue;
@@ -319,8 +363,12 @@ void Reconciler::set_condition(AutoscalerState& state, const std::string& type, 
         c["observedGeneration"] = generation;
         return;
     }
-    state.conditions.push_back({{"type", type}, {"status", s}, {"reason", reason}, {"message", message},
-                                {"lastTransitionTime", format_time(now)}, {"observedGeneration", generation}});
+    state.conditions.push_back({{"type", type},
+                                {"status", s},
+                                {"reason", reason},
+                                {"message", message},
+                                {"lastTransitionTime", format_time(now)},
+                                {"observedGeneration", generation}});
 }
 
 // The tick's budget: Prometheus waits are cut to what is left, and a namespace reached or
@@ -343,7 +391,8 @@ public:
 
 private:
     std::chrono::milliseconds left() const {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(end_ - std::chrono::steady_clock::now());
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+            end_ - std::chrono::steady_clock::now());
     }
     std::chrono::steady_clock::time_point end_;
     std::chrono::milliseconds max_wait_;
@@ -356,7 +405,10 @@ class StepTimer {
 public:
     StepTimer(TickSummary& summary, const char* step)
         : seconds_(summary.step_seconds[step]), started_(std::chrono::steady_clock::now()) {}
-    ~StepTimer() { seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+    ~StepTimer() {
+        seconds_ +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    }
     StepTimer(const StepTimer&) = delete;
     StepTimer& operator=(const StepTimer&) = delete;
 
@@ -371,10 +423,12 @@ struct Namespace {
 };
 
 // The autoscalers and Running pods of each namespace.
-std::map<std::string, Namespace> by_namespace(const std::vector<kube::Store::ObjectPtr>& autoscalers,
-                                              const std::vector<kube::Store::ObjectPtr>& pods) {
+std::map<std::string, Namespace> by_namespace(
+    const std::vector<kube::Store::ObjectPtr>& autoscalers,
+    const std::vector<kube::Store::ObjectPtr>& pods) {
     std::map<std::string, Namespace> namespaces;
-    for (const auto& a : autoscalers) namespaces[kube::string_field(*a, "metadata", "namespace")].autoscalers.push_back(a.get());
+    for (const auto& a : autoscalers)
+        namespaces[kube::string_field(*a, "metadata", "namespace")].autoscalers.push_back(a.get());
     for (const auto& p : pods)
         if (pod_running(*p)) namespaces[pod_namespace(*p)].pods.push_back(p.get());
     return namespaces;
@@ -402,8 +456,9 @@ Columns columns_for(const prom::FeatureSnapshot& snap, const model::PhaseModel& 
 
 // A container's input for this tick: its row of the snapshot (features only when all are
 // there), its resources and restarts.
-TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& columns, const prom::ContainerKey& key,
-                           const ContainerResources& c, const json& pod, double now) {
+TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& columns,
+                           const prom::ContainerKey& key, const ContainerResources& c,
+                           const json& pod, double now) {
     TrackerInput in;
     in.timestamp = now;
     in.usage = {kNaN, kNaN};
@@ -411,8 +466,10 @@ TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& col
     if (row != snap.values.end()) {
         bool complete = true;
         for (const auto& col : columns.features) {
-            if (!col) complete = false;
-            else in.features.push_back(row->second[*col]);
+            if (!col)
+                complete = false;
+            else
+                in.features.push_back(row->second[*col]);
         }
         if (!complete) in.features.clear();
         if (columns.cpu) in.usage.cpu = row->second[*columns.cpu];
@@ -503,11 +560,15 @@ void Reconciler::begin_tick(TickSummary& summary) {
     for (auto& [k, a] : autoscalers_) a.seen = false;
 }
 
-std::vector<Reconciler::Work> Reconciler::select_pods(const std::string& ns, std::vector<const json*> autoscalers,
-                                                      const std::vector<const json*>& pods, double now) {
+std::vector<Reconciler::Work> Reconciler::select_pods(const std::string& ns,
+                                                      std::vector<const json*> autoscalers,
+                                                      const std::vector<const json*>& pods,
+                                                      double now) {
     // In name order: the first autoscaler to select a pod owns it.
-    std::sort(autoscalers.begin(), autoscalers.end(),
-              [](const json* a, const json* b) { return kube::string_field(*a, "metadata", "name") < kube::string_field(*b, "metadata", "name"); });
+    std::sort(autoscalers.begin(), autoscalers.end(), [](const json* a, const json* b) {
+        return kube::string_field(*a, "metadata", "name") <
+               kube::string_field(*b, "metadata", "name");
+    });
     std::vector<Work> work;
     std::set<std::string> claimed;
     for (const json* a : autoscalers) {
@@ -517,9 +578,11 @@ std::vector<Reconciler::Work> Reconciler::select_pods(const std::string& ns, std
         w.generation = generation_of(*a);
         w.parsed = parse_spec(*a);
         if (w.parsed.ok() &&
-            !prometheus_allowed(w.parsed.spec.prometheus_url, metrics_->default_url(), options_.allowed_prometheus_urls))
+            !prometheus_allowed(w.parsed.spec.prometheus_url, metrics_->default_url(),
+                                options_.allowed_prometheus_urls))
             w.refused = "spec.prometheus.url " + prom::redact_url(w.parsed.spec.prometheus_url) +
-                        " is not a Prometheus the operator may send its credentials to (the installer allows "
+                        " is not a Prometheus the operator may send its credentials to (the "
+                        "installer allows "
                         "more with --prometheus-allowed-urls, chart value prometheus.allowedUrls)";
         if (w.parsed.ok() && w.refused.empty()) {
             w.model = load_model(ns, w.parsed.spec.model);
@@ -527,7 +590,8 @@ std::vector<Reconciler::Work> Reconciler::select_pods(const std::string& ns, std
             for (const json* p : pods) {
                 if (!w.parsed.spec.selector.matches(*p)) continue;
                 if (!claimed.insert(pod_name(*p)).second) continue;
-                if (std::any_of(vpa_list.begin(), vpa_list.end(), [&](const json& v) { return vpa_controls(v, *p); })) {
+                if (std::any_of(vpa_list.begin(), vpa_list.end(),
+                                [&](const json& v) { return vpa_controls(v, *p); })) {
                     w.vpa_pods.push_back(pod_name(*p));
                     continue;
                 }
@@ -544,14 +608,16 @@ void Reconciler::plan_queries(NamespacePass& pass) {
         if (!w.parsed.ok() || !w.refused.empty() || !w.model.model || w.pods.empty()) continue;
         prom::FeatureQueries& q = pass.queries[w.parsed.spec.prometheus_url];
         try {
-            for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries) q.set_template(feature, tmpl);
+            for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries)
+                q.set_template(feature, tmpl);
         } catch (const std::exception& e) {
             w.metrics_error = e.what();
         }
         const std::vector<std::string> have = q.features();
         for (const std::string& f : w.model.model->features)
             if (std::find(have.begin(), have.end(), f) == have.end())
-                w.metrics_error = "no Prometheus query for the model's feature \"" + f + "\" (set spec.prometheus.featureQueries)";
+                w.metrics_error = "no Prometheus query for the model's feature \"" + f +
+                                  "\" (set spec.prometheus.featureQueries)";
     }
 }
 
@@ -560,7 +626,8 @@ void Reconciler::read_metrics(NamespacePass& pass, Deadline& deadline, TickSumma
         prom::FeatureSnapshot& snap = pass.snapshots[url];
         const bool cut = deadline.cuts_waits();
         try {
-            snap = metrics_->features(url, q, pass.ns, prom::rate_window(options_.tick, options_.scrape_interval),
+            snap = metrics_->features(url, q, pass.ns,
+                                      prom::rate_window(options_.tick, options_.scrape_interval),
                                       deadline.query_options());
             // A query that timed out waiting what was left of the tick spent it: this namespace
             // and the next are skipped, as if it had waited to the very end.
@@ -573,29 +640,34 @@ void Reconciler::read_metrics(NamespacePass& pass, Deadline& deadline, TickSumma
             snap.failures.push_back({"*", pass.ns, e.what(), false, {}});
         }
         for (const auto& f : snap.failures) {
-            log("warning", "Prometheus query failed", {{"namespace", pass.ns}, {"feature", f.feature}, {"error", f.message}});
+            log("warning", "Prometheus query failed",
+                {{"namespace", pass.ns}, {"feature", f.feature}, {"error", f.message}});
             if (!f.reply.empty())
-                log("debug", "Prometheus' reply", {{"namespace", pass.ns}, {"feature", f.feature}, {"reply", f.reply}});
+                log("debug", "Prometheus' reply",
+                    {{"namespace", pass.ns}, {"feature", f.feature}, {"reply", f.reply}});
         }
     }
 }
 
-const prom::FeatureHistory* Reconciler::history(NamespacePass& pass, const std::string& url, const Deadline& deadline,
-                                                TickSummary& summary, double now) {
+const prom::FeatureHistory* Reconciler::history(NamespacePass& pass, const std::string& url,
+                                                const Deadline& deadline, TickSummary& summary,
+                                                double now) {
     auto it = pass.histories.find(url);
     if (it == pass.histories.end()) {
         std::optional<prom::FeatureHistory> h;
         try {
             const auto step = std::max(options_.tick, std::chrono::milliseconds(1000));
             const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
-                                 std::chrono::duration<double>(now))) - step;
+                                 std::chrono::duration<double>(now))) -
+                             step;
             const auto start = end - step * kWarmUpSamples;
             h = metrics_->history(url, pass.queries[url], pass.ns,
-                                  prom::rate_window(options_.tick, options_.scrape_interval), start, end, step,
-                                  deadline.query_options());
+                                  prom::rate_window(options_.tick, options_.scrape_interval), start,
+                                  end, step, deadline.query_options());
             summary.prometheus_queries += h->queries;
         } catch (const std::exception& e) {
-            log("warning", "history query failed", {{"namespace", pass.ns}, {"error", prom::describe_without_reply(e)}});
+            log("warning", "history query failed",
+                {{"namespace", pass.ns}, {"error", prom::describe_without_reply(e)}});
         }
         it = pass.histories.emplace(url, std::move(h)).first;
     }
@@ -604,10 +676,13 @@ const prom::FeatureHistory* Reconciler::history(NamespacePass& pass, const std::
 
 void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state, Outcome& outcome,
                             const Deadline& deadline, TickSummary& summary, double now) {
-    const Columns columns = columns_for(pass.snapshots[w.parsed.spec.prometheus_url], *w.model.model);
+    const Columns columns =
+        columns_for(pass.snapshots[w.parsed.spec.prometheus_url], *w.model.model);
     // The spec and model a tracker was made for.
-    const std::string config = json({{"spec", w.object->value("spec", json::object())}, {"model", w.model.id},
-                                     {"version", w.model.version}}).dump();
+    const std::string config = json({{"spec", w.object->value("spec", json::object())},
+                                     {"model", w.model.id},
+                                     {"version", w.model.version}})
+                                   .dump();
     for (const json* pod : w.pods) {
         const std::string pod_key = pass.ns + "/" + pod_name(*pod);
         PodState& ps = pods_[pod_key];
@@ -622,7 +697,8 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
         PodReading reading;
         {
             StepTimer timer(summary, "step");
-            reading = step_trackers(pass, w, columns, config, *pod, ps, state, outcome, deadline, summary, now);
+            reading = step_trackers(pass, w, columns, config, *pod, ps, state, outcome, deadline,
+                                    summary, now);
         }
         if (!reading.tracked) continue;
         ++outcome.tracked_pods;
@@ -632,10 +708,12 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
     }
 }
 
-Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, const Columns& columns,
-                                                 const std::string& config, const json& pod, PodState& ps,
-                                                 AutoscalerState& state, Outcome& outcome, const Deadline& deadline,
-                                                 TickSummary& summary, double now) {
+Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
+                                                 const Columns& columns, const std::string& config,
+                                                 const json& pod, PodState& ps,
+                                                 AutoscalerState& state, Outcome& outcome,
+                                                 const Deadline& deadline, TickSummary& summary,
+                                                 double now) {
     const AutoscalerSpec& spec = w.parsed.spec;
     const prom::FeatureSnapshot& snap = pass.snapshots[spec.prometheus_url];
     const std::string name = pod_name(pod), uid = pod_uid(pod), pod_key = pass.ns + "/" + name;
@@ -658,13 +736,16 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, c
             // Tracked before (by an operator that restarted): rebuild the recent history from a
             // range query, so the phase is known at once.
             if (label(pod, kPhaseLabel)) {
-                const prom::FeatureHistory* h = history(pass, spec.prometheus_url, deadline, summary, now);
-                if (h != nullptr) warm_up(*t.tracker, *h, prom::ContainerKey{pass.ns, name, c.name}, c, pod);
+                const prom::FeatureHistory* h =
+                    history(pass, spec.prometheus_url, deadline, summary, now);
+                if (h != nullptr)
+                    warm_up(*t.tracker, *h, prom::ContainerKey{pass.ns, name, c.name}, c, pod);
             }
         }
         t.seen = true;
         reading.tracked = true;
-        const TrackerInput in = tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
+        const TrackerInput in =
+            tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
         const auto started = std::chrono::steady_clock::now();
         TrackerStep step;
         try {
@@ -673,15 +754,22 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, c
             log("error", "tracker step failed", {{"container", key}, {"error", e.what()}});
         }
         if (hooks_.inference)
-            hooks_.inference(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-        if (step.observed) ++outcome.observed;
-        else ++outcome.missing;
+            hooks_.inference(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        if (step.observed)
+            ++outcome.observed;
+        else
+            ++outcome.missing;
         if (!step.rejected.empty() && hooks_.sample_rejected) hooks_.sample_rejected(step.rejected);
         if (step.phase_changed) {
             if (hooks_.phase_transition) hooks_.phase_transition();
             log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});
-            remember(state, {{"time", format_time(now)}, {"pod", name}, {"container", c.name},
-                             {"phase", *step.phase}, {"action", "PhaseChange"}, {"reason", phase_name(step.phase)}});
+            remember(state, {{"time", format_time(now)},
+                             {"pod", name},
+                             {"container", c.name},
+                             {"phase", *step.phase},
+                             {"action", "PhaseChange"},
+                             {"reason", phase_name(step.phase)}});
         }
         if (step.oom_killed) {
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
@@ -689,8 +777,10 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, c
         }
         t.phase = step.phase;
         if (step.phase) state.phases_seen.insert(*step.phase);
-        if (step.recommendation) t.target = target_for(c, *step.recommendation, policy, spec.min_change);
-        else if (t.target) t.target->worth_resizing = false;  // skipped sample: never act on it
+        if (step.recommendation)
+            t.target = target_for(c, *step.recommendation, policy, spec.min_change);
+        else if (t.target)
+            t.target->worth_resizing = false;  // skipped sample: never act on it
         if (t.target) {
             ContainerTarget target = *t.target;
             target.current = c;  // against the pod as it is now (a resize may have landed)
@@ -705,15 +795,17 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w, c
     return reading;
 }
 
-void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodReading& reading, PodState& ps,
-                                   AutoscalerState& state, Outcome& outcome, TickSummary& summary, double now) {
+void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodReading& reading,
+                                   PodState& ps, AutoscalerState& state, Outcome& outcome,
+                                   TickSummary& summary, double now) {
     const AutoscalerSpec& spec = w.parsed.spec;
     const std::string ns = pod_namespace(pod), name = pod_name(pod), pod_key = ns + "/" + name;
     PodMarks marks;
     marks.phase_label = phase_label(reading.phase);
     if (spec.mode != Mode::Off) {
         marks.phase_name = phase_name(reading.phase);
-        if (reading.phase && reading.phase_since > 0) marks.phase_since = format_time(reading.phase_since);
+        if (reading.phase && reading.phase_since > 0)
+            marks.phase_since = format_time(reading.phase_since);
         const auto annotated = annotation(pod, kRecommendationAnnotation);
         // Rewritten only when it moved (or its phase changed): a small move is not worth an API
         // write per pod and tick.
@@ -735,8 +827,11 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
             ++summary.resizes;
             writes_.submit(
                 resize_key,
-                [this, ns, name, body = resize_body(d.resized)] { api("resize", [&] { cluster_->resize(ns, name, body); }); },
-                [this, key = w.key, pod_key, ref = kube::reference_to(pod), d, phase, now](const std::string& error) {
+                [this, ns, name, body = resize_body(d.resized)] {
+                    api("resize", [&] { cluster_->resize(ns, name, body); });
+                },
+                [this, key = w.key, pod_key, ref = kube::reference_to(pod), d, phase,
+                 now](const std::string& error) {
                     resize_done(key, pod_key, ref, d, phase, now, error);
                 });
         } else if (d.action == Action::Blocked) {
@@ -747,10 +842,12 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
             if (ps.blocked != d.reason) {
                 ps.blocked = d.reason;
                 if (hooks_.resize) hooks_.resize("blocked");
-                remember_targets(state, name, d.resized.empty() ? reading.targets : d.resized, phase, "Blocked", d.reason,
-                                 now);
-                log("warning", "resize blocked", {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
-                record_event(kube::reference_to(pod), kube::EventType::Warning, "ResizeBlocked", d.reason + ": " + d.message);
+                remember_targets(state, name, d.resized.empty() ? reading.targets : d.resized,
+                                 phase, "Blocked", d.reason, now);
+                log("warning", "resize blocked",
+                    {{"pod", pod_key}, {"reason", d.reason}, {"message", d.message}});
+                record_event(kube::reference_to(pod), kube::EventType::Warning, "ResizeBlocked",
+                             d.reason + ": " + d.message);
             }
         }
     }
@@ -759,43 +856,52 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const json patch = marks_patch(pod, marks);
     if (patch.is_null()) return;
     const bool added = writes_.submit(
-        "marks/" + pod_key, [this, ns, name, patch] { api("patch", [&] { cluster_->patch_pod(ns, name, patch); }); },
+        "marks/" + pod_key,
+        [this, ns, name, patch] { api("patch", [&] { cluster_->patch_pod(ns, name, patch); }); },
         [this, pod_key](const std::string& error) {
-            if (!error.empty()) log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
+            if (!error.empty())
+                log("warning", "pod patch failed", {{"pod", pod_key}, {"error", error}});
         });
     if (added) ++summary.pod_patches;
 }
 
-void Reconciler::update_status(const NamespacePass& pass, const Work& w, AutoscalerState& state, Outcome& outcome,
-                               TickSummary& summary, double now) {
+void Reconciler::update_status(const NamespacePass& pass, const Work& w, AutoscalerState& state,
+                               Outcome& outcome, TickSummary& summary, double now) {
     const AutoscalerSpec& spec = w.parsed.spec;
     const long long gen = w.generation;
     if (!w.parsed.ok()) {
         set_condition(state, "Ready", false, "InvalidSpec", w.parsed.message(), now, gen);
-        set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now, gen);
+        set_condition(state, "ModelLoaded", false, "InvalidSpec", "the spec is not valid", now,
+                      gen);
     } else if (!w.refused.empty()) {
         set_condition(state, "Ready", false, "PrometheusNotAllowed", w.refused, now, gen);
     } else if (!w.model.model || !w.model.error.empty()) {
         set_condition(state, "ModelLoaded", false, "ModelError", w.model.error, now, gen);
-        set_condition(state, "Ready", false, "ModelNotLoaded", "model " + w.model.id + ": " + w.model.error, now, gen);
+        set_condition(state, "Ready", false, "ModelNotLoaded",
+                      "model " + w.model.id + ": " + w.model.error, now, gen);
     } else {
         set_condition(state, "ModelLoaded", true, "Loaded", "model " + w.model.id, now, gen);
-        set_condition(state, "Ready", true, "Reconciling", std::to_string(outcome.tracked_pods) + " pods tracked", now, gen);
+        set_condition(state, "Ready", true, "Reconciling",
+                      std::to_string(outcome.tracked_pods) + " pods tracked", now, gen);
     }
     if (w.parsed.ok() && w.model.model) {
         std::string failure;
         const auto snap = pass.snapshots.find(spec.prometheus_url);
-        if (!w.metrics_error.empty()) failure = w.metrics_error;
+        if (!w.metrics_error.empty())
+            failure = w.metrics_error;
         else if (snap != pass.snapshots.end())
             for (const auto& f : snap->second.failures) failure = f.feature + ": " + f.message;
-        if (!failure.empty()) set_condition(state, "MetricsAvailable", false, "QueryFailed", failure, now, gen);
+        if (!failure.empty())
+            set_condition(state, "MetricsAvailable", false, "QueryFailed", failure, now, gen);
         else if (outcome.missing > 0)
             set_condition(state, "MetricsAvailable", false, "NoMetrics",
-                          std::to_string(outcome.missing) + " of " + std::to_string(outcome.missing + outcome.observed) +
+                          std::to_string(outcome.missing) + " of " +
+                              std::to_string(outcome.missing + outcome.observed) +
                               " containers have no complete metrics (their samples are skipped)",
                           now, gen);
-        else set_condition(state, "MetricsAvailable", true, "MetricsFound", std::to_string(outcome.observed) + " containers",
-                           now, gen);
+        else
+            set_condition(state, "MetricsAvailable", true, "MetricsFound",
+                          std::to_string(outcome.observed) + " containers", now, gen);
     }
     if (outcome.blocked_reason.empty() && !state.failed_reason.empty()) {
         outcome.blocked_reason = state.failed_reason;
@@ -805,13 +911,16 @@ void Reconciler::update_status(const NamespacePass& pass, const Work& w, Autosca
     state.failed_message.clear();
     if (outcome.blocked_reason.empty() && !w.vpa_pods.empty()) {
         outcome.blocked_reason = "VPAControlled";
-        outcome.blocked_message = std::to_string(w.vpa_pods.size()) +
-                                  " selected pods left alone: a VerticalPodAutoscaler also acts on them:";
+        outcome.blocked_message =
+            std::to_string(w.vpa_pods.size()) +
+            " selected pods left alone: a VerticalPodAutoscaler also acts on them:";
         for (const std::string& p : w.vpa_pods) outcome.blocked_message += " " + p;
     }
     if (!outcome.blocked_reason.empty())
-        set_condition(state, "ResizeBlocked", true, outcome.blocked_reason, outcome.blocked_message, now, gen);
-    else set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
+        set_condition(state, "ResizeBlocked", true, outcome.blocked_reason, outcome.blocked_message,
+                      now, gen);
+    else
+        set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
 
     json status = {{"observedGeneration", gen},
                    {"model", w.parsed.ok() ? w.model.id : ""},
@@ -826,21 +935,25 @@ void Reconciler::update_status(const NamespacePass& pass, const Work& w, Autosca
     // A merge patch merges maps: phases no pod is in any more are removed explicitly.
     if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
         for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
-            if (!status["podsPerPhase"].contains(it.key())) status["podsPerPhase"][it.key()] = nullptr;
+            if (!status["podsPerPhase"].contains(it.key()))
+                status["podsPerPhase"][it.key()] = nullptr;
     const bool added = writes_.submit(
         "status/" + w.key,
         [this, ns = pass.ns, name = kube::string_field(*w.object, "metadata", "name"), status] {
             api("status", [&] { cluster_->patch_status(ns, name, status); });
         },
         [this, key = w.key](const std::string& error) {
-            if (!error.empty()) log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
+            if (!error.empty())
+                log("warning", "status update failed", {{"autoscaler", key}, {"error", error}});
         });
     if (added) ++summary.status_updates;
 }
 
 void Reconciler::forget_gone(const std::set<std::string>& skipped) {
     // Keys start with "namespace/".
-    const auto kept = [&](const std::string& key) { return skipped.count(key.substr(0, key.find('/'))) != 0; };
+    const auto kept = [&](const std::string& key) {
+        return skipped.count(key.substr(0, key.find('/'))) != 0;
+    };
     std::erase_if(trackers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     std::erase_if(pods_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     std::erase_if(autoscalers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });

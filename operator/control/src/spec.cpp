@@ -19,7 +19,9 @@ const char* to_string(Mode mode) {
     return "?";
 }
 
-std::string ModelRef::id() const { return config_map.empty() ? name : "configmap/" + config_map + "/" + key; }
+std::string ModelRef::id() const {
+    return config_map.empty() ? name : "configmap/" + config_map + "/" + key;
+}
 
 ContainerPolicy AutoscalerSpec::policy_for(const std::string& container) const {
     const ContainerPolicy* star = nullptr;
@@ -49,11 +51,13 @@ using Reader = kube::SpecReader;
 
 // A value as the user wrote it, cut short: a message never echoes a huge field.
 std::string short_dump(const json& v) {
-    std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);  // not UTF-8: never a throw
+    std::string text =
+        v.dump(-1, ' ', false, json::error_handler_t::replace);  // not UTF-8: never a throw
     return text.size() > 40 ? text.substr(0, 40) + "..." : text;
 }
 
-void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field, ResourceBounds& out) {
+void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field,
+                 ResourceBounds& out) {
     const json* b = r.object(parent, key, field);
     if (b == nullptr) return;
     for (const char* res : {"cpu", "memory"}) {
@@ -61,13 +65,15 @@ void read_bounds(Reader& r, const json& parent, const char* key, const std::stri
         const bool cpu = std::string(res) == "cpu";
         const auto q = quantity_of((*b)[res]);
         if (!q) {
-            r.error(field + "." + res, "not a quantity (non-negative, finite): " + short_dump((*b)[res]));
+            r.error(field + "." + res,
+                    "not a quantity (non-negative, finite): " + short_dump((*b)[res]));
             continue;
         }
         const double ceiling = cpu ? policy::kMaxCpuCores : policy::kMaxMemoryBytes;
         if (*q > ceiling) {
             r.error(field + "." + res, "more than any node has (at most " +
-                                           (cpu ? format_cpu(ceiling) : format_memory(ceiling)) + ")");
+                                           (cpu ? format_cpu(ceiling) : format_memory(ceiling)) +
+                                           ")");
             continue;
         }
         (cpu ? out.cpu : out.memory) = *q;
@@ -90,30 +96,39 @@ void read_policies(Reader& r, const json& spec, std::vector<ContainerPolicy>& ou
             r.error(field + ".containerName", "is required");
             continue;
         }
-        if (!names.insert(*name).second) r.error(field + ".containerName", "\"" + *name + "\" appears twice");
+        if (!names.insert(*name).second)
+            r.error(field + ".containerName", "\"" + *name + "\" appears twice");
         p.container_name = *name;
         if (auto mode = r.string(list[i], "mode", field + ".mode")) {
-            if (*mode == "Off") p.enabled = false;
-            else if (*mode != "Auto") r.error(field + ".mode", "must be Auto or Off, got \"" + *mode + "\"");
+            if (*mode == "Off")
+                p.enabled = false;
+            else if (*mode != "Auto")
+                r.error(field + ".mode", "must be Auto or Off, got \"" + *mode + "\"");
         }
         read_bounds(r, list[i], "minAllowed", field + ".minAllowed", p.min_allowed);
         read_bounds(r, list[i], "maxAllowed", field + ".maxAllowed", p.max_allowed);
         if (p.min_allowed.cpu && p.max_allowed.cpu && *p.min_allowed.cpu > *p.max_allowed.cpu)
             r.error(field, "minAllowed.cpu exceeds maxAllowed.cpu");
-        if (p.min_allowed.memory && p.max_allowed.memory && *p.min_allowed.memory > *p.max_allowed.memory)
+        if (p.min_allowed.memory && p.max_allowed.memory &&
+            *p.min_allowed.memory > *p.max_allowed.memory)
             r.error(field, "minAllowed.memory exceeds maxAllowed.memory");
         if (list[i].contains("controlledResources") && list[i]["controlledResources"].is_array()) {
             p.control_cpu = p.control_memory = false;
             for (const json& res : list[i]["controlledResources"]) {
-                if (res == "cpu") p.control_cpu = true;
-                else if (res == "memory") p.control_memory = true;
-                else r.error(field + ".controlledResources", "unknown resource " + res.dump());
+                if (res == "cpu")
+                    p.control_cpu = true;
+                else if (res == "memory")
+                    p.control_memory = true;
+                else
+                    r.error(field + ".controlledResources", "unknown resource " + res.dump());
             }
         }
         if (auto cv = r.string(list[i], "controlledValues", field + ".controlledValues")) {
-            if (*cv == "RequestsOnly") p.requests_and_limits = false;
+            if (*cv == "RequestsOnly")
+                p.requests_and_limits = false;
             else if (*cv != "RequestsAndLimits")
-                r.error(field + ".controlledValues", "must be RequestsOnly or RequestsAndLimits, got \"" + *cv + "\"");
+                r.error(field + ".controlledValues",
+                        "must be RequestsOnly or RequestsAndLimits, got \"" + *cv + "\"");
         }
         out.push_back(std::move(p));
     }
@@ -125,12 +140,16 @@ void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizi
     if (s == nullptr) return;
     if (auto q = r.number(*s, "quantile", field + ".quantile", 0, 1)) {
         if (*q != 0.5 && *q != 0.9 && *q != 0.95 && *q != 0.99 && *q != 1.0)
-            r.error(field + ".quantile", "must be 0.5, 0.9, 0.95, 0.99 or 1, got " + json(*q).dump());
-        else out.quantile = *q;
+            r.error(field + ".quantile",
+                    "must be 0.5, 0.9, 0.95, 0.99 or 1, got " + json(*q).dump());
+        else
+            out.quantile = *q;
     }
-    if (auto m = r.number(*s, "safetyMargin", field + ".safetyMargin", 0, 10)) out.safety_margin = *m;
+    if (auto m = r.number(*s, "safetyMargin", field + ".safetyMargin", 0, 10))
+        out.safety_margin = *m;
     if (std::string(res) == "cpu") {
-        if (auto t = r.number(*s, "targetFulfilment", field + ".targetFulfilment", 0, 0.999)) out.target_fulfilment = *t;
+        if (auto t = r.number(*s, "targetFulfilment", field + ".targetFulfilment", 0, 0.999))
+            out.target_fulfilment = *t;
     }
 }
 
@@ -159,15 +178,20 @@ ParsedSpec parse_spec(const json& object) {
     AutoscalerSpec& s = out.spec;
     r.selector(spec, "selector", "selector", s.selector, true);
     if (auto mode = r.string(spec, "mode", "mode")) {
-        if (*mode == "Off") s.mode = Mode::Off;
-        else if (*mode == "Recommend") s.mode = Mode::Recommend;
-        else if (*mode == "InPlace") s.mode = Mode::InPlace;
-        else r.error("mode", "must be Off, Recommend or InPlace, got \"" + *mode + "\"");
+        if (*mode == "Off")
+            s.mode = Mode::Off;
+        else if (*mode == "Recommend")
+            s.mode = Mode::Recommend;
+        else if (*mode == "InPlace")
+            s.mode = Mode::InPlace;
+        else
+            r.error("mode", "must be Off, Recommend or InPlace, got \"" + *mode + "\"");
     }
     if (const json* m = r.object(spec, "model", "model")) {
         auto name = r.string(*m, "name", "model.name");
         const json* cm = r.object(*m, "configMap", "model.configMap");
-        if (name && cm != nullptr) r.error("model", "give exactly one of model.name and model.configMap");
+        if (name && cm != nullptr)
+            r.error("model", "give exactly one of model.name and model.configMap");
         if (cm != nullptr) {
             auto cm_name = r.string(*cm, "name", "model.configMap.name");
             auto cm_key = r.string(*cm, "key", "model.configMap.key");
@@ -177,7 +201,8 @@ ParsedSpec parse_spec(const json& object) {
             s.model.key = cm_key.value_or("");
             s.model.name.clear();
         } else if (name) {
-            if (*name != "default") r.error("model.name", "unknown built-in model \"" + *name + "\" (known: default)");
+            if (*name != "default")
+                r.error("model.name", "unknown built-in model \"" + *name + "\" (known: default)");
             s.model.name = *name;
         }
     }
@@ -187,20 +212,25 @@ ParsedSpec parse_spec(const json& object) {
         read_sizing(r, *res, "memory", s.memory);
     }
     if (auto d = r.number(spec, "debounceSamples", "debounceSamples", 1, 100)) {
-        if (*d != static_cast<int>(*d)) r.error("debounceSamples", "must be a whole number");
-        else s.debounce_samples = static_cast<int>(*d);
+        if (*d != static_cast<int>(*d))
+            r.error("debounceSamples", "must be a whole number");
+        else
+            s.debounce_samples = static_cast<int>(*d);
     }
     if (auto m = r.number(spec, "minChange", "minChange", 0, 1)) s.min_change = *m;
     if (auto c = r.number(spec, "cooldownSeconds", "cooldownSeconds", 0, 1e9)) {
-        if (*c != static_cast<int>(*c)) r.error("cooldownSeconds", "must be a whole number");
-        else s.cooldown_seconds = static_cast<int>(*c);
+        if (*c != static_cast<int>(*c))
+            r.error("cooldownSeconds", "must be a whole number");
+        else
+            s.cooldown_seconds = static_cast<int>(*c);
     }
     if (auto p = r.boolean(spec, "proactive", "proactive")) s.proactive = *p;
     if (const json* p = r.object(spec, "prometheus", "prometheus")) {
         if (auto url = r.string(*p, "url", "prometheus.url")) {
             if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
                 r.error("prometheus.url", "must start with http:// or https://");
-            else s.prometheus_url = *url;
+            else
+                s.prometheus_url = *url;
         }
         if (const json* fq = r.object(*p, "featureQueries", "prometheus.featureQueries")) {
             for (auto it = fq->begin(); it != fq->end(); ++it) {

@@ -33,7 +33,8 @@ json to_json(const YAML::Node& node) {
         case YAML::NodeType::Map: {
             json out = json::object();
             for (const auto& kv : node) {
-                if (!kv.first.IsScalar()) throw std::invalid_argument("a map key that is not a plain value");
+                if (!kv.first.IsScalar())
+                    throw std::invalid_argument("a map key that is not a plain value");
                 out[kv.first.Scalar()] = to_json(kv.second);
             }
             return out;
@@ -57,9 +58,12 @@ std::vector<std::string> documents_of(const std::string& text) {
         std::size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
         const std::string line = text.substr(start, end - start);
-        const bool marker = line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\r');
-        if (marker) documents.emplace_back();
-        else documents.back() += line + "\n";
+        const bool marker =
+            line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\r');
+        if (marker)
+            documents.emplace_back();
+        else
+            documents.back() += line + "\n";
         start = end + 1;
     }
     return documents;
@@ -77,7 +81,8 @@ ParsedSpec parse_spec_yaml(const std::string& text, const std::string& origin) {
     try {
         for (const std::string& document : documents_of(text)) {
             const YAML::Node d = YAML::Load(document);
-            if (d.IsMap() && d["kind"] && d["kind"].IsScalar() && d["kind"].Scalar() == "PhaseAutoscaler")
+            if (d.IsMap() && d["kind"] && d["kind"].IsScalar() &&
+                d["kind"].Scalar() == "PhaseAutoscaler")
                 return parse_spec(to_json(d));
         }
     } catch (const std::exception& e) {  // YAML::Exception, or a key to_json cannot name

@@ -29,9 +29,12 @@ std::string implausible_usage(const policy::Amount& usage) {
     return cpu.empty() ? implausible(usage.memory, policy::kMaxMemoryBytes) : cpu;
 }
 
-std::string phase_name(std::optional<int> phase) { return phase ? "phase-" + std::to_string(*phase) : "unknown"; }
+std::string phase_name(std::optional<int> phase) {
+    return phase ? "phase-" + std::to_string(*phase) : "unknown";
+}
 
-ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec)
+ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> model,
+                                   const AutoscalerSpec& spec)
     : model_(std::move(model)), recommender_(*model_, phase_options(spec)) {}
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {
@@ -60,7 +63,8 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     s.features = in.features.data();
     // An OOM kill counts once: when the restart count grows and the last termination says so.
     // What happened before the container was first seen is not ours to react to.
-    if (last_restart_count_ && in.restart_count > *last_restart_count_ && in.last_oom_killed) s.oom_killed = true;
+    if (last_restart_count_ && in.restart_count > *last_restart_count_ && in.last_oom_killed)
+        s.oom_killed = true;
     last_restart_count_ = in.restart_count;
 
     const std::optional<int> before = recommender_.phase();

@@ -7,7 +7,8 @@ namespace phasescale::control {
 
 WriteQueue::WriteQueue(std::size_t workers) {
     workers = std::max<std::size_t>(workers, 1);
-    for (std::size_t i = 0; i < workers; ++i) workers_.emplace_back([this](std::stop_token stop) { worker(stop); });
+    for (std::size_t i = 0; i < workers; ++i)
+        workers_.emplace_back([this](std::stop_token stop) { worker(stop); });
 }
 
 WriteQueue::~WriteQueue() {
@@ -72,10 +73,12 @@ void WriteQueue::worker(std::stop_token stop) {
     std::unique_lock lock(mutex_);
     while (!stop.stop_requested()) {
         // The oldest waiting key that is not running already.
-        auto next = std::find_if(order_.begin(), order_.end(), [&](const std::string& k) { return running_.count(k) == 0; });
+        auto next = std::find_if(order_.begin(), order_.end(),
+                                 [&](const std::string& k) { return running_.count(k) == 0; });
         if (next == order_.end()) {
             wake_.wait(lock, stop, [&] {
-                return std::any_of(order_.begin(), order_.end(), [&](const std::string& k) { return running_.count(k) == 0; });
+                return std::any_of(order_.begin(), order_.end(),
+                                   [&](const std::string& k) { return running_.count(k) == 0; });
             });
             continue;
         }

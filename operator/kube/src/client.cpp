@@ -2,12 +2,12 @@
 // cpprest leaks into the public headers.
 #include "phasescale/kube/client.hpp"
 
-#include <cpprest/http_client.h>
 #include <cpprest/containerstream.h>
+#include <cpprest/http_client.h>
 
-#include <boost/asio/ssl.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
+#include <boost/asio/ssl.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -60,7 +60,9 @@ std::string query_string(const std::map<std::string, std::string>& query) {
 bool is_ip_literal(const std::string& host) {
     if (host.empty()) return false;
     if (host.front() == '[') return true;
-    return std::all_of(host.begin(), host.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    return std::all_of(host.begin(), host.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+    });
 }
 
 std::string trim(std::string s) {
@@ -182,34 +184,46 @@ struct Client::Impl {
     std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by timeout (ms)
 
     explicit Impl(Config c)
-        : config(std::move(c)), tokens(config.token, config.token_file, config.token_file_refresh), limiter(config.qps, config.burst) {
-        const std::string what = config.source.empty() ? std::string("configuration") : config.source;
+        : config(std::move(c)),
+          tokens(config.token, config.token_file, config.token_file_refresh),
+          limiter(config.qps, config.burst) {
+        const std::string what =
+            config.source.empty() ? std::string("configuration") : config.source;
         if (config.server.empty()) throw ConfigError(what + ": no server URL");
         web::uri uri;
         try {
             uri = web::uri(config.server);
         } catch (const std::exception& e) {
-            throw ConfigError(what + ": server \"" + config.server + "\" is not a URL: " + e.what());
+            throw ConfigError(what + ": server \"" + config.server +
+                              "\" is not a URL: " + e.what());
         }
         if (uri.scheme() != "https" && !(uri.scheme() == "http" && config.allow_http)) {
             throw ConfigError(what + ": server \"" + config.server + "\" must be an https:// URL" +
-                              (uri.scheme() == "http" ? " (http:// only with allow_http, --allow-insecure-kube-http)" : ""));
+                              (uri.scheme() == "http"
+                                   ? " (http:// only with allow_http, --allow-insecure-kube-http)"
+                                   : ""));
         }
-        if (uri.host().empty()) throw ConfigError(what + ": server \"" + config.server + "\" has no host");
+        if (uri.host().empty())
+            throw ConfigError(what + ": server \"" + config.server + "\" has no host");
         https = uri.scheme() == "https";
         base = config.server;
         while (!base.empty() && base.back() == '/') base.pop_back();
         cn_host = config.tls_server_name.empty() ? uri.host() : config.tls_server_name;
-        if (!config.ca_pem.empty()) tls.ca = detail::parse_certificates(config.ca_pem, what + ": certificate authority");
+        if (!config.ca_pem.empty())
+            tls.ca = detail::parse_certificates(config.ca_pem, what + ": certificate authority");
         if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
             if (config.client_cert_pem.empty() || config.client_key_pem.empty()) {
-                throw ConfigError(what + ": a client certificate needs its key and a key its certificate");
+                throw ConfigError(what +
+                                  ": a client certificate needs its key and a key its certificate");
             }
-            tls.client_chain = detail::parse_certificates(config.client_cert_pem, what + ": client certificate");
-            tls.client_key = detail::parse_private_key(config.client_key_pem, what + ": client key");
+            tls.client_chain =
+                detail::parse_certificates(config.client_cert_pem, what + ": client certificate");
+            tls.client_key =
+                detail::parse_private_key(config.client_key_pem, what + ": client key");
             if (X509_check_private_key(tls.client_chain.front().get(), tls.client_key.get()) != 1) {
                 detail::openssl_error();
-                throw ConfigError(what + ": the client key does not belong to the client certificate");
+                throw ConfigError(what +
+                                  ": the client key does not belong to the client certificate");
             }
         }
         if (config.token.empty() && !config.token_file.empty()) {
@@ -229,7 +243,8 @@ struct Client::Impl {
             // SNI carries host names only.
             if (is_ip_literal(cn_host)) hcfg.set_tlsext_sni_enabled(false);
             auto material = tls;
-            hcfg.set_ssl_context_callback([material](boost::asio::ssl::context& ctx) { material.apply(ctx); });
+            hcfg.set_ssl_context_callback(
+                [material](boost::asio::ssl::context& ctx) { material.apply(ctx); });
         }
         return hcfg;
     }
@@ -241,14 +256,15 @@ struct Client::Impl {
         return slot;
     }
 
-    void drop_client(std::chrono::milliseconds timeout, const std::shared_ptr<hc::http_client>& client) {
+    void drop_client(std::chrono::milliseconds timeout,
+                     const std::shared_ptr<hc::http_client>& client) {
         std::lock_guard lock(clients_mutex);
         auto it = clients.find(timeout.count());
         if (it != clients.end() && it->second == client) clients.erase(it);
     }
 
-    http::http_request make_request(const std::string& method, const std::string& target, const json* body,
-                                    const std::string& content_type) {
+    http::http_request make_request(const std::string& method, const std::string& target,
+                                    const json* body, const std::string& content_type) {
         http::http_request req(method);
         req.set_request_uri(web::uri(target));
         req.headers().add("Accept", "application/json");
@@ -264,7 +280,8 @@ struct Client::Impl {
     // One call with its retries. `safe`: the request may be repeated after a server or transport
     // error (reads); 429 is always retried, as the server did not act on the request.
     Response perform(const std::string& method, const std::string& path, const std::string& query,
-                     const json* body, const std::string& content_type, bool safe, const RequestOptions& ro) {
+                     const json* body, const std::string& content_type, bool safe,
+                     const RequestOptions& ro) {
         const std::string target = query.empty() ? path : path + "?" + query;
         const int max_retries = ro.max_retries.value_or(config.max_retries);
         const auto timeout = ro.timeout.value_or(config.request_timeout);
@@ -274,7 +291,8 @@ struct Client::Impl {
         for (int attempt = 0;; ++attempt) {
             if (ro.stop.stop_requested()) throw Cancelled(method + " " + path + ": cancelled");
             if (method != "GET" && config.write_fence && !config.write_fence())
-                throw Fenced(method + " " + path + ": not sent: this replica does not hold a fresh leader lease");
+                throw Fenced(method + " " + path +
+                             ": not sent: this replica does not hold a fresh leader lease");
             if (!limiter.acquire(ro.stop)) throw Cancelled(method + " " + path + ": cancelled");
             pplx::cancellation_token_source cts;
             std::stop_callback on_stop(ro.stop, [&cts] { cts.cancel(); });
@@ -288,8 +306,10 @@ struct Client::Impl {
                 r.body = resp.extract_utf8string(true).get();
                 if (r.status < 400) return r;
                 bool retry = r.status == 429 || (safe && r.status >= 500 && r.status != 501);
-                if (!retry || attempt >= max_retries) throw_api_error(r.status, r.body, method, path, r.retry_after);
-                if (r.retry_after) wait = std::min<std::chrono::milliseconds>(*r.retry_after, kMaxRetryAfter);
+                if (!retry || attempt >= max_retries)
+                    throw_api_error(r.status, r.body, method, path, r.retry_after);
+                if (r.retry_after)
+                    wait = std::min<std::chrono::milliseconds>(*r.retry_after, kMaxRetryAfter);
             } catch (const ApiError&) {
                 throw;
             } catch (const ConfigError&) {
@@ -303,13 +323,15 @@ struct Client::Impl {
                     // Connection refused, or broken while the request was being written (a pooled
                     // connection that the server closed, e.g. when it restarted): the server
                     // never had the whole request, so repeating it is safe whatever it is.
-                    not_sent = he->error_code().value() == static_cast<int>(std::errc::host_unreachable) ||
-                               std::string_view(he->what()).starts_with("Failed to write request");
+                    not_sent =
+                        he->error_code().value() == static_cast<int>(std::errc::host_unreachable) ||
+                        std::string_view(he->what()).starts_with("Failed to write request");
                 }
                 // Pooled connections may all be dead (server restarted): start afresh.
                 drop_client(timeout, client);
-                std::string what = timed_out ? "timed out after " + std::to_string(timeout.count()) + " ms"
-                                             : std::string(e.what());
+                std::string what =
+                    timed_out ? "timed out after " + std::to_string(timeout.count()) + " ms"
+                              : std::string(e.what());
                 if (!(safe || not_sent) || attempt >= max_retries) {
                     throw TransportError(method, path, what + " (server " + base + ")", timed_out);
                 }
@@ -320,8 +342,9 @@ struct Client::Impl {
         }
     }
 
-    json call(const std::string& method, const std::string& path, const std::map<std::string, std::string>& query,
-              const json* body, const std::string& content_type, bool safe, const RequestOptions& ro) {
+    json call(const std::string& method, const std::string& path,
+              const std::map<std::string, std::string>& query, const json* body,
+              const std::string& content_type, bool safe, const RequestOptions& ro) {
         Response r = perform(method, path, query_string(query), body, content_type, safe, ro);
         return parse_body(r.body, method, path);
     }
@@ -343,7 +366,9 @@ struct WatchStream::Impl {
 
 WatchStream::WatchStream() = default;
 WatchStream::WatchStream(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-WatchStream::~WatchStream() { cancel(); }
+WatchStream::~WatchStream() {
+    cancel();
+}
 WatchStream::WatchStream(WatchStream&&) noexcept = default;
 WatchStream& WatchStream::operator=(WatchStream&& other) noexcept {
     if (this != &other) {
@@ -374,11 +399,16 @@ std::optional<WatchEvent> decode_watch_event(std::string_view line, std::string&
     }
     const std::string type = j["type"].get<std::string>();
     WatchEvent event;
-    if (type == "ADDED") event.type = WatchEventType::Added;
-    else if (type == "MODIFIED") event.type = WatchEventType::Modified;
-    else if (type == "DELETED") event.type = WatchEventType::Deleted;
-    else if (type == "BOOKMARK") event.type = WatchEventType::Bookmark;
-    else if (type == "ERROR") event.type = WatchEventType::Error;
+    if (type == "ADDED")
+        event.type = WatchEventType::Added;
+    else if (type == "MODIFIED")
+        event.type = WatchEventType::Modified;
+    else if (type == "DELETED")
+        event.type = WatchEventType::Deleted;
+    else if (type == "BOOKMARK")
+        event.type = WatchEventType::Bookmark;
+    else if (type == "ERROR")
+        event.type = WatchEventType::Error;
     else {
         error = "unknown watch event type " + type.substr(0, 80);
         return std::nullopt;
@@ -429,10 +459,12 @@ Client& Client::operator=(const Client&) = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
-const Config& Client::config() const { return impl_->config; }
+const Config& Client::config() const {
+    return impl_->config;
+}
 
-json Client::get(const Resource& res, std::string_view ns, std::string_view name, std::string_view subresource,
-                 const RequestOptions& ro) const {
+json Client::get(const Resource& res, std::string_view ns, std::string_view name,
+                 std::string_view subresource, const RequestOptions& ro) const {
     return impl_->call("GET", res.path(ns, name, subresource), {}, nullptr, {}, true, ro);
 }
 
@@ -445,7 +477,8 @@ std::optional<json> Client::try_get(const Resource& res, std::string_view ns, st
     }
 }
 
-json Client::list(const Resource& res, std::string_view ns, const ListOptions& o, const RequestOptions& ro) const {
+json Client::list(const Resource& res, std::string_view ns, const ListOptions& o,
+                  const RequestOptions& ro) const {
     std::map<std::string, std::string> q;
     if (!o.label_selector.empty()) q["labelSelector"] = o.label_selector;
     if (!o.field_selector.empty()) q["fieldSelector"] = o.field_selector;
@@ -456,7 +489,8 @@ json Client::list(const Resource& res, std::string_view ns, const ListOptions& o
     return impl_->call("GET", res.path(ns), q, nullptr, {}, true, ro);
 }
 
-json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, const RequestOptions& ro,
+json Client::list_all(const Resource& res, std::string_view ns, ListOptions o,
+                      const RequestOptions& ro,
                       const std::function<void(json& item)>& each_item) const {
     if (o.limit <= 0) o.limit = 500;
     const ListOptions first = o;
@@ -485,7 +519,8 @@ json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, c
             page.erase("items");
         }
         std::string cont;
-        if (page.contains("metadata") && page["metadata"].is_object()) cont = page["metadata"].value("continue", "");
+        if (page.contains("metadata") && page["metadata"].is_object())
+            cont = page["metadata"].value("continue", "");
         if (result.is_null()) result = std::move(page);
         if (cont.empty()) break;
         o.continue_token = cont;
@@ -494,8 +529,10 @@ json Client::list_all(const Resource& res, std::string_view ns, ListOptions o, c
     }
     // List items come without apiVersion and kind; give them what watch events carry.
     std::string kind = result.value("kind", "");
-    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
-    else kind = res.kind;
+    if (kind.size() > 4 && kind.ends_with("List"))
+        kind.resize(kind.size() - 4);
+    else
+        kind = res.kind;
     std::string api_version = result.value("apiVersion", res.api_version());
     for (auto& item : items) {
         if (!item.contains("apiVersion")) item["apiVersion"] = api_version;
@@ -519,7 +556,8 @@ std::map<std::string, std::string> write_query(const std::string& field_manager,
 }
 
 std::string name_of(const json& body, const char* what) {
-    if (!body.contains("metadata") || !body["metadata"].contains("name") || !body["metadata"]["name"].is_string()) {
+    if (!body.contains("metadata") || !body["metadata"].contains("name") ||
+        !body["metadata"]["name"].is_string()) {
         throw std::invalid_argument(std::string(what) + ": the object has no metadata.name");
     }
     return body["metadata"]["name"].get<std::string>();
@@ -527,30 +565,35 @@ std::string name_of(const json& body, const char* what) {
 
 }  // namespace
 
-json Client::create(const Resource& res, std::string_view ns, const json& body, const WriteOptions& o,
-                    const RequestOptions& ro) const {
-    return impl_->call("POST", res.path(ns), write_query(o.field_manager, o.dry_run), &body, "application/json", false,
-                       ro);
-}
-
-json Client::update(const Resource& res, std::string_view ns, const json& body, const WriteOptions& o,
-                    const RequestOptions& ro) const {
-    return impl_->call("PUT", res.path(ns, name_of(body, "update")), write_query(o.field_manager, o.dry_run), &body,
+json Client::create(const Resource& res, std::string_view ns, const json& body,
+                    const WriteOptions& o, const RequestOptions& ro) const {
+    return impl_->call("POST", res.path(ns), write_query(o.field_manager, o.dry_run), &body,
                        "application/json", false, ro);
 }
 
-json Client::update_status(const Resource& res, std::string_view ns, const json& body, const WriteOptions& o,
-                           const RequestOptions& ro) const {
-    return impl_->call("PUT", res.path(ns, name_of(body, "update_status"), "status"),
-                       write_query(o.field_manager, o.dry_run), &body, "application/json", false, ro);
+json Client::update(const Resource& res, std::string_view ns, const json& body,
+                    const WriteOptions& o, const RequestOptions& ro) const {
+    return impl_->call("PUT", res.path(ns, name_of(body, "update")),
+                       write_query(o.field_manager, o.dry_run), &body, "application/json", false,
+                       ro);
 }
 
-json Client::patch(const Resource& res, std::string_view ns, std::string_view name, const json& body, PatchType type,
-                   const PatchOptions& o, const RequestOptions& ro) const {
+json Client::update_status(const Resource& res, std::string_view ns, const json& body,
+                           const WriteOptions& o, const RequestOptions& ro) const {
+    return impl_->call("PUT", res.path(ns, name_of(body, "update_status"), "status"),
+                       write_query(o.field_manager, o.dry_run), &body, "application/json", false,
+                       ro);
+}
+
+json Client::patch(const Resource& res, std::string_view ns, std::string_view name,
+                   const json& body, PatchType type, const PatchOptions& o,
+                   const RequestOptions& ro) const {
     std::string content_type;
     switch (type) {
         case PatchType::Merge: content_type = "application/merge-patch+json"; break;
-        case PatchType::StrategicMerge: content_type = "application/strategic-merge-patch+json"; break;
+        case PatchType::StrategicMerge:
+            content_type = "application/strategic-merge-patch+json";
+            break;
         case PatchType::Json: content_type = "application/json-patch+json"; break;
         case PatchType::Apply: content_type = "application/apply-patch+yaml"; break;
     }
@@ -559,14 +602,17 @@ json Client::patch(const Resource& res, std::string_view ns, std::string_view na
     }
     auto q = write_query(o.field_manager, o.dry_run);
     if (o.force) {
-        if (type != PatchType::Apply) throw std::invalid_argument("force applies to server-side apply only");
+        if (type != PatchType::Apply)
+            throw std::invalid_argument("force applies to server-side apply only");
         q["force"] = "true";
     }
-    return impl_->call("PATCH", res.path(ns, name, o.subresource), q, &body, content_type, false, ro);
+    return impl_->call("PATCH", res.path(ns, name, o.subresource), q, &body, content_type, false,
+                       ro);
 }
 
-json Client::apply(const Resource& res, std::string_view ns, const json& body, const std::string& field_manager,
-                   bool force, std::string_view subresource, const RequestOptions& ro) const {
+json Client::apply(const Resource& res, std::string_view ns, const json& body,
+                   const std::string& field_manager, bool force, std::string_view subresource,
+                   const RequestOptions& ro) const {
     json full = body;
     if (!full.contains("apiVersion")) full["apiVersion"] = res.api_version();
     if (!full.contains("kind")) full["kind"] = res.kind;
@@ -593,8 +639,8 @@ json delete_options_body(const DeleteOptions& o) {
 
 }  // namespace
 
-json Client::remove(const Resource& res, std::string_view ns, std::string_view name, const DeleteOptions& o,
-                    const RequestOptions& ro) const {
+json Client::remove(const Resource& res, std::string_view ns, std::string_view name,
+                    const DeleteOptions& o, const RequestOptions& ro) const {
     json body = delete_options_body(o);
     return impl_->call("DELETE", res.path(ns, name), {}, &body, "application/json", false, ro);
 }
@@ -606,13 +652,15 @@ json Client::resize(std::string_view ns, std::string_view pod, const json& body,
     return patch(resources::pods, ns, pod, body, type, o, ro);
 }
 
-void Client::evict(std::string_view ns, std::string_view pod, const DeleteOptions& o, const RequestOptions& ro) const {
+void Client::evict(std::string_view ns, std::string_view pod, const DeleteOptions& o,
+                   const RequestOptions& ro) const {
     json body = {{"apiVersion", "policy/v1"},
                  {"kind", "Eviction"},
                  {"metadata", {{"name", std::string(pod)}, {"namespace", std::string(ns)}}}};
     json opts = delete_options_body(o);
     if (opts.size() > 2) body["deleteOptions"] = opts;
-    impl_->call("POST", resources::pods.path(ns, pod, "eviction"), {}, &body, "application/json", false, ro);
+    impl_->call("POST", resources::pods.path(ns, pod, "eviction"), {}, &body, "application/json",
+                false, ro);
 }
 
 json Client::get_scale(const Resource& res, std::string_view ns, std::string_view name,
@@ -620,8 +668,8 @@ json Client::get_scale(const Resource& res, std::string_view ns, std::string_vie
     return get(res, ns, name, "scale", ro);
 }
 
-json Client::set_scale(const Resource& res, std::string_view ns, std::string_view name, int replicas,
-                       const RequestOptions& ro) const {
+json Client::set_scale(const Resource& res, std::string_view ns, std::string_view name,
+                       int replicas, const RequestOptions& ro) const {
     PatchOptions o;
     o.subresource = "scale";
     return patch(res, ns, name, json{{"spec", {{"replicas", replicas}}}}, PatchType::Merge, o, ro);
@@ -645,7 +693,8 @@ WatchStream Client::watch(const Resource& res, std::string_view ns, const WatchO
     // A client of its own: its timeout is the watch's, and the stream holds its connection.
     auto timeout = o.idle_timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
         (o.timeout.count() > 0 ? o.timeout : std::chrono::seconds(3600)) + kWatchTimeoutMargin));
-    im->client = std::make_shared<hc::http_client>(web::uri(impl_->base), impl_->http_config(timeout));
+    im->client =
+        std::make_shared<hc::http_client>(web::uri(impl_->base), impl_->http_config(timeout));
     std::stop_callback on_stop(ro.stop, [im] { im->cts.cancel(); });
     try {
         auto req = impl_->make_request("GET", target, nullptr, {});
@@ -654,7 +703,8 @@ WatchStream Client::watch(const Resource& res, std::string_view ns, const WatchO
         throw;
     } catch (const std::exception& e) {
         if (ro.stop.stop_requested()) throw Cancelled("GET " + path + " (watch): cancelled");
-        throw TransportError("GET", path + " (watch)", std::string(e.what()) + " (server " + impl_->base + ")");
+        throw TransportError("GET", path + " (watch)",
+                             std::string(e.what()) + " (server " + impl_->base + ")");
     }
     int status = im->response.status_code();
     if (status != 200) {
@@ -663,14 +713,16 @@ WatchStream Client::watch(const Resource& res, std::string_view ns, const WatchO
             body = im->response.extract_utf8string(true).get();
         } catch (...) {
         }
-        throw_api_error(status, body, "GET", path + " (watch)", parse_retry_after(im->response.headers()));
+        throw_api_error(status, body, "GET", path + " (watch)",
+                        parse_retry_after(im->response.headers()));
     }
     im->body = im->response.body();
     return WatchStream(im);
 }
 
-json Client::request(const std::string& method, const std::string& path, const std::map<std::string, std::string>& q,
-                     const json& body, const std::string& content_type, const RequestOptions& ro) const {
+json Client::request(const std::string& method, const std::string& path,
+                     const std::map<std::string, std::string>& q, const json& body,
+                     const std::string& content_type, const RequestOptions& ro) const {
     bool safe = method == "GET" || method == "HEAD";
     return impl_->call(method, path, q, body.is_null() ? nullptr : &body, content_type, safe, ro);
 }

@@ -31,7 +31,8 @@ std::string read_file(const fs::path& path, const std::string& what) {
     bool failed = std::ferror(f) != 0;
     int err = errno;
     std::fclose(f);
-    if (failed) throw ConfigError(what + ": cannot read " + path.string() + ": " + std::strerror(err));
+    if (failed)
+        throw ConfigError(what + ": cannot read " + path.string() + ": " + std::strerror(err));
     return data;
 }
 
@@ -69,30 +70,35 @@ bool boolean(const YAML::Node& node, const std::string& key, const std::string& 
     try {
         return v.as<bool>();
     } catch (const YAML::Exception&) {
-        throw ConfigError(what + "." + key + ": expected true or false, got \"" + v.as<std::string>("?") + "\"");
+        throw ConfigError(what + "." + key + ": expected true or false, got \"" +
+                          v.as<std::string>("?") + "\"");
     }
 }
 
-void collect(const YAML::Node& root, const char* list_key, const char* item_key, const std::string& origin,
-             const fs::path& base_dir, std::map<std::string, Entry>& into) {
+void collect(const YAML::Node& root, const char* list_key, const char* item_key,
+             const std::string& origin, const fs::path& base_dir,
+             std::map<std::string, Entry>& into) {
     YAML::Node list = root[list_key];
     if (!list || list.IsNull()) return;
     if (!list.IsSequence()) throw ConfigError(origin + ": " + list_key + " must be a list");
     std::size_t i = 0;
     for (const auto& item : list) {
         std::string where = origin + ": " + list_key + "[" + std::to_string(i++) + "]";
-        if (!item.IsMap()) throw ConfigError(where + ": expected a mapping with name and " + item_key);
+        if (!item.IsMap())
+            throw ConfigError(where + ": expected a mapping with name and " + item_key);
         std::string name = scalar(item, "name", where);
         if (name.empty()) throw ConfigError(where + ": has no name");
         YAML::Node body = item[item_key];
         if (body && !body.IsNull() && !body.IsMap()) {
             throw ConfigError(where + "." + item_key + ": expected a mapping");
         }
-        into.try_emplace(name, Entry{body ? body : YAML::Node(YAML::NodeType::Map), origin, base_dir});
+        into.try_emplace(name,
+                         Entry{body ? body : YAML::Node(YAML::NodeType::Map), origin, base_dir});
     }
 }
 
-void merge_text(Kubeconfig& kc, const std::string& text, const std::string& origin, const fs::path& base_dir) {
+void merge_text(Kubeconfig& kc, const std::string& text, const std::string& origin,
+                const fs::path& base_dir) {
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -102,9 +108,11 @@ void merge_text(Kubeconfig& kc, const std::string& text, const std::string& orig
     if (!kc.origins.empty()) kc.origins += ", ";
     kc.origins += origin;
     if (!root || root.IsNull()) return;  // an empty file is an empty config
-    if (!root.IsMap()) throw ConfigError(origin + ": not a kubeconfig (expected a mapping at the top)");
+    if (!root.IsMap())
+        throw ConfigError(origin + ": not a kubeconfig (expected a mapping at the top)");
     std::string kind = scalar(root, "kind", origin);
-    if (!kind.empty() && kind != "Config") throw ConfigError(origin + ": kind is \"" + kind + "\", not Config");
+    if (!kind.empty() && kind != "Config")
+        throw ConfigError(origin + ": kind is \"" + kind + "\", not Config");
     collect(root, "clusters", "cluster", origin, base_dir, kc.clusters);
     collect(root, "users", "user", origin, base_dir, kc.users);
     collect(root, "contexts", "context", origin, base_dir, kc.contexts);
@@ -145,8 +153,8 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
     }
     auto ctx_it = kc.contexts.find(context_name);
     if (ctx_it == kc.contexts.end()) {
-        throw ConfigError(kc.origins + ": context \"" + context_name + "\" not found (contexts: " +
-                          names_of(kc.contexts) + ")");
+        throw ConfigError(kc.origins + ": context \"" + context_name +
+                          "\" not found (contexts: " + names_of(kc.contexts) + ")");
     }
     const Entry& ctx = ctx_it->second;
     std::string ctx_what = ctx.origin + ": contexts[\"" + context_name + "\"]";
@@ -161,8 +169,8 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
 
     auto cl_it = kc.clusters.find(cluster_name);
     if (cl_it == kc.clusters.end()) {
-        throw ConfigError(ctx_what + ": cluster \"" + cluster_name + "\" not found (clusters: " +
-                          names_of(kc.clusters) + ")");
+        throw ConfigError(ctx_what + ": cluster \"" + cluster_name +
+                          "\" not found (clusters: " + names_of(kc.clusters) + ")");
     }
     const Entry& cl = cl_it->second;
     std::string cl_what = cl.origin + ": clusters[\"" + cluster_name + "\"]";
@@ -173,9 +181,10 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
     cfg.tls_server_name = scalar(cl.node, "tls-server-name", cl_what);
     cfg.ca_pem = data_or_file(cl, "certificate-authority-data", "certificate-authority", cl_what);
     if (!cfg.ca_pem.empty()) {
-        std::string which = cl_what + (scalar(cl.node, "certificate-authority-data", cl_what).empty()
-                                           ? ".certificate-authority"
-                                           : ".certificate-authority-data");
+        std::string which =
+            cl_what + (scalar(cl.node, "certificate-authority-data", cl_what).empty()
+                           ? ".certificate-authority"
+                           : ".certificate-authority-data");
         check_certificates_pem(cfg.ca_pem, which);
     }
     if (!scalar(cl.node, "proxy-url", cl_what).empty()) {
@@ -185,20 +194,24 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
     if (!user_name.empty()) {
         auto us_it = kc.users.find(user_name);
         if (us_it == kc.users.end()) {
-            throw ConfigError(ctx_what + ": user \"" + user_name + "\" not found (users: " + names_of(kc.users) + ")");
+            throw ConfigError(ctx_what + ": user \"" + user_name +
+                              "\" not found (users: " + names_of(kc.users) + ")");
         }
         const Entry& us = us_it->second;
         std::string us_what = us.origin + ": users[\"" + user_name + "\"]";
         for (const char* unsupported : {"exec", "auth-provider"}) {
             YAML::Node n = us.node[unsupported];
             if (n && !n.IsNull()) {
-                throw ConfigError(us_what + "." + unsupported +
-                                  ": credential plugins are not supported (use a token, token file or client "
-                                  "certificate)");
+                throw ConfigError(
+                    us_what + "." + unsupported +
+                    ": credential plugins are not supported (use a token, token file or client "
+                    "certificate)");
             }
         }
-        if (!scalar(us.node, "username", us_what).empty() || !scalar(us.node, "password", us_what).empty()) {
-            throw ConfigError(us_what + ": basic authentication (username/password) is not supported");
+        if (!scalar(us.node, "username", us_what).empty() ||
+            !scalar(us.node, "password", us_what).empty()) {
+            throw ConfigError(us_what +
+                              ": basic authentication (username/password) is not supported");
         }
         cfg.token = trim(scalar(us.node, "token", us_what));
         std::string token_file = scalar(us.node, "tokenFile", us_what);
@@ -210,16 +223,21 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
         }
         bool cert_data = !scalar(us.node, "client-certificate-data", us_what).empty();
         bool key_data = !scalar(us.node, "client-key-data", us_what).empty();
-        cfg.client_cert_pem = data_or_file(us, "client-certificate-data", "client-certificate", us_what);
+        cfg.client_cert_pem =
+            data_or_file(us, "client-certificate-data", "client-certificate", us_what);
         cfg.client_key_pem = data_or_file(us, "client-key-data", "client-key", us_what);
         if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
-            throw ConfigError(us_what + ": has a client " + (cfg.client_cert_pem.empty() ? "key" : "certificate") +
-                              " but no client " + (cfg.client_cert_pem.empty() ? "certificate" : "key"));
+            throw ConfigError(us_what + ": has a client " +
+                              (cfg.client_cert_pem.empty() ? "key" : "certificate") +
+                              " but no client " +
+                              (cfg.client_cert_pem.empty() ? "certificate" : "key"));
         }
         if (!cfg.client_cert_pem.empty()) {
-            check_certificates_pem(cfg.client_cert_pem,
-                                   us_what + (cert_data ? ".client-certificate-data" : ".client-certificate"));
-            check_private_key_pem(cfg.client_key_pem, us_what + (key_data ? ".client-key-data" : ".client-key"));
+            check_certificates_pem(
+                cfg.client_cert_pem,
+                us_what + (cert_data ? ".client-certificate-data" : ".client-certificate"));
+            check_private_key_pem(cfg.client_key_pem,
+                                  us_what + (key_data ? ".client-key-data" : ".client-key"));
         }
     }
     return cfg;
@@ -227,8 +245,8 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
 
 }  // namespace
 
-Config Config::from_kubeconfig_text(const std::string& yaml, const std::string& origin, const fs::path& base_dir,
-                                    const std::string& context) {
+Config Config::from_kubeconfig_text(const std::string& yaml, const std::string& origin,
+                                    const fs::path& base_dir, const std::string& context) {
     Kubeconfig kc;
     merge_text(kc, yaml, origin, base_dir);
     return build(kc, context);
@@ -255,7 +273,8 @@ Config Config::in_cluster(const fs::path& sa_dir) {
     const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
     if (host == nullptr || *host == '\0' || port == nullptr || *port == '\0') {
         throw ConfigError(
-            "in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (not "
+            "in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not "
+            "set (not "
             "running in a pod?)");
     }
     Config cfg;
@@ -265,7 +284,8 @@ Config Config::in_cluster(const fs::path& sa_dir) {
     std::string what = "in-cluster configuration";
     cfg.token_file = sa_dir / "token";
     if (trim(read_file(cfg.token_file, what + ": service-account token")).empty()) {
-        throw ConfigError(what + ": service-account token " + cfg.token_file.string() + " is empty");
+        throw ConfigError(what + ": service-account token " + cfg.token_file.string() +
+                          " is empty");
     }
     cfg.ca_pem = read_file(sa_dir / "ca.crt", what + ": service-account CA");
     check_certificates_pem(cfg.ca_pem, what + ": " + (sa_dir / "ca.crt").string());
@@ -294,7 +314,8 @@ Config Config::load_default(const std::string& context) {
             }
         }
         if (files.empty()) {
-            throw ConfigError("KUBECONFIG=" + std::string(env) + ": no such file (" + missing + ")");
+            throw ConfigError("KUBECONFIG=" + std::string(env) + ": no such file (" + missing +
+                              ")");
         }
         return from_kubeconfig(files, context);
     }
@@ -306,9 +327,11 @@ Config Config::load_default(const std::string& context) {
     try {
         return in_cluster();
     } catch (const ConfigError& e) {
-        throw ConfigError(std::string("no Kubernetes configuration: KUBECONFIG is not set, ~/.kube/config does not "
-                                      "exist, and ") +
-                          e.what());
+        throw ConfigError(
+            std::string(
+                "no Kubernetes configuration: KUBECONFIG is not set, ~/.kube/config does not "
+                "exist, and ") +
+            e.what());
     }
 }
 

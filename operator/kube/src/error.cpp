@@ -3,14 +3,17 @@
 
 namespace phasescale::kube {
 
-TransportError::TransportError(std::string method, std::string path, std::string what, bool timed_out)
-    : Error(method + " " + path + ": " + what), method_(std::move(method)), path_(std::move(path)),
+TransportError::TransportError(std::string method, std::string path, std::string what,
+                               bool timed_out)
+    : Error(method + " " + path + ": " + what),
+      method_(std::move(method)),
+      path_(std::move(path)),
       timed_out_(timed_out) {}
 
 namespace {
 
-std::string describe(int status, const std::string& reason, const std::string& message, const std::string& method,
-                     const std::string& path) {
+std::string describe(int status, const std::string& reason, const std::string& message,
+                     const std::string& method, const std::string& path) {
     std::string text = method + " " + path + ": " + std::to_string(status);
     if (!reason.empty()) text += " " + reason;
     if (!message.empty()) text += ": " + message;
@@ -37,14 +40,16 @@ std::string default_reason(int status) {
 }
 
 template <class E>
-[[noreturn]] void raise(int status, std::string reason, std::string message, const std::string& method,
-                        const std::string& path, nlohmann::json status_object,
+[[noreturn]] void raise(int status, std::string reason, std::string message,
+                        const std::string& method, const std::string& path,
+                        nlohmann::json status_object,
                         std::optional<std::chrono::seconds> retry_after) {
-    throw E(status, std::move(reason), std::move(message), method, path, std::move(status_object), retry_after);
+    throw E(status, std::move(reason), std::move(message), method, path, std::move(status_object),
+            retry_after);
 }
 
-[[noreturn]] void throw_for(int status, std::string reason, std::string message, const std::string& method,
-                            const std::string& path, nlohmann::json obj,
+[[noreturn]] void throw_for(int status, std::string reason, std::string message,
+                            const std::string& method, const std::string& path, nlohmann::json obj,
                             std::optional<std::chrono::seconds> retry_after) {
     if (reason.empty()) reason = default_reason(status);
     switch (status) {
@@ -64,17 +69,24 @@ template <class E>
 
 }  // namespace
 
-ApiError::ApiError(int status, std::string reason, std::string api_message, std::string method, std::string path,
-                   nlohmann::json status_object, std::optional<std::chrono::seconds> retry_after)
-    : Error(describe(status, reason, api_message, method, path)), status_(status), reason_(std::move(reason)),
-      api_message_(std::move(api_message)), method_(std::move(method)), path_(std::move(path)),
-      status_object_(std::move(status_object)), retry_after_(retry_after) {}
+ApiError::ApiError(int status, std::string reason, std::string api_message, std::string method,
+                   std::string path, nlohmann::json status_object,
+                   std::optional<std::chrono::seconds> retry_after)
+    : Error(describe(status, reason, api_message, method, path)),
+      status_(status),
+      reason_(std::move(reason)),
+      api_message_(std::move(api_message)),
+      method_(std::move(method)),
+      path_(std::move(path)),
+      status_object_(std::move(status_object)),
+      retry_after_(retry_after) {}
 
-void throw_api_error(int status, const std::string& body, const std::string& method, const std::string& path,
-                     std::optional<std::chrono::seconds> retry_after) {
+void throw_api_error(int status, const std::string& body, const std::string& method,
+                     const std::string& path, std::optional<std::chrono::seconds> retry_after) {
     nlohmann::json obj = nlohmann::json::parse(body, nullptr, false);
     if (string_field(obj, "kind") == "Status") {
-        throw_for(status, string_field(obj, "reason"), string_field(obj, "message"), method, path, obj, retry_after);
+        throw_for(status, string_field(obj, "reason"), string_field(obj, "message"), method, path,
+                  obj, retry_after);
     }
     std::string text = body;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -82,11 +94,14 @@ void throw_api_error(int status, const std::string& body, const std::string& met
     throw_for(status, {}, text, method, path, nullptr, retry_after);
 }
 
-void throw_status(const nlohmann::json& status, const std::string& method, const std::string& path) {
-    const bool has_code = status.is_object() && status.contains("code") && status["code"].is_number_integer() &&
-                          status["code"].get<long long>() >= 100 && status["code"].get<long long>() <= 599;
+void throw_status(const nlohmann::json& status, const std::string& method,
+                  const std::string& path) {
+    const bool has_code =
+        status.is_object() && status.contains("code") && status["code"].is_number_integer() &&
+        status["code"].get<long long>() >= 100 && status["code"].get<long long>() <= 599;
     const int code = has_code ? status["code"].get<int>() : 500;
-    throw_for(code, string_field(status, "reason"), string_field(status, "message"), method, path, status, std::nullopt);
+    throw_for(code, string_field(status, "reason"), string_field(status, "message"), method, path,
+              status, std::nullopt);
 }
 
 }  // namespace phasescale::kube

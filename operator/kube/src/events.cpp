@@ -14,7 +14,9 @@ constexpr auto kRepeatWindow = std::chrono::minutes(10);
 // The API server rejects longer messages in events.k8s.io; keep core Events within it too.
 constexpr std::size_t kMaxMessage = 1024;
 
-std::string rfc3339_now() { return format_time(static_cast<double>(std::time(nullptr))); }
+std::string rfc3339_now() {
+    return format_time(static_cast<double>(std::time(nullptr)));
+}
 
 std::string host_name() {
     char buf[256] = {};
@@ -51,16 +53,18 @@ ObjectReference reference_to(const json& object) {
 }
 
 EventRecorder::EventRecorder(Client client, std::string component, std::string instance)
-    : client_(std::move(client)), component_(std::move(component)),
+    : client_(std::move(client)),
+      component_(std::move(component)),
       instance_(instance.empty() ? host_name() : std::move(instance)) {}
 
 json EventRecorder::record(const ObjectReference& object, EventType type, const std::string& reason,
                            const std::string& message) {
     const std::string type_name = type == EventType::Warning ? "Warning" : "Normal";
     const std::string ns = object.ns.empty() ? "default" : object.ns;
-    std::string text = message.size() > kMaxMessage ? message.substr(0, kMaxMessage - 3) + "..." : message;
-    const std::string key = object.uid + "|" + ns + "|" + object.kind + "|" + object.name + "|" + type_name + "|" +
-                            reason + "|" + text;
+    std::string text =
+        message.size() > kMaxMessage ? message.substr(0, kMaxMessage - 3) + "..." : message;
+    const std::string key = object.uid + "|" + ns + "|" + object.kind + "|" + object.name + "|" +
+                            type_name + "|" + reason + "|" + text;
     const std::string now = rfc3339_now();
     auto steady_now = std::chrono::steady_clock::now();
 
@@ -73,7 +77,8 @@ json EventRecorder::record(const ObjectReference& object, EventType type, const 
         Seen& s = it->second;
         try {
             json updated = client_.patch(resources::events, s.ns, s.name,
-                                         json{{"count", s.count + 1}, {"lastTimestamp", now}}, PatchType::Merge);
+                                         json{{"count", s.count + 1}, {"lastTimestamp", now}},
+                                         PatchType::Merge);
             s.count += 1;
             s.last = steady_now;
             return updated;

@@ -71,7 +71,9 @@ std::string object_key(const json& object) {
 
 namespace {
 
-std::string resource_version_of(const json& object) { return string_field(object, "metadata", "resourceVersion"); }
+std::string resource_version_of(const json& object) {
+    return string_field(object, "metadata", "resourceVersion");
+}
 
 }  // namespace
 
@@ -83,8 +85,10 @@ ListChanges replace_with_list(Store& store, json items) {
         seen.insert(key);
         auto obj = std::make_shared<const json>(std::move(item));
         auto old = store.put(key, obj);
-        if (!old) changes.added.push_back(obj);
-        else if (resource_version_of(*old) != resource_version_of(*obj)) changes.updated.emplace_back(old, obj);
+        if (!old)
+            changes.added.push_back(obj);
+        else if (resource_version_of(*old) != resource_version_of(*obj))
+            changes.updated.emplace_back(old, obj);
     }
     for (const auto& key : store.keys()) {
         if (seen.count(key)) continue;
@@ -98,7 +102,9 @@ ListChanges replace_with_list(Store& store, json items) {
 Informer::Informer(Client client, Resource resource, InformerOptions options)
     : client_(std::move(client)), resource_(std::move(resource)), options_(std::move(options)) {}
 
-Informer::~Informer() { stop(); }
+Informer::~Informer() {
+    stop();
+}
 
 void Informer::add_handlers(EventHandlers handlers) {
     std::lock_guard lock(handler_mutex_);
@@ -249,8 +255,10 @@ bool Informer::watch_once(std::stop_token stop, std::chrono::seconds timeout) {
             case WatchEventType::Added:
             case WatchEventType::Modified: {
                 auto old = store_.put(key, obj);
-                if (old) dispatch_update(*old, *obj);
-                else dispatch_add(*obj);
+                if (old)
+                    dispatch_update(*old, *obj);
+                else
+                    dispatch_add(*obj);
                 break;
             }
             case WatchEventType::Deleted: {

@@ -16,8 +16,9 @@ std::string micro_time_now() {
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(micros));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<long long>(micros));
     return buf;
 }
 
@@ -32,18 +33,24 @@ int whole_seconds(std::chrono::milliseconds d) {
 LeaderElector::LeaderElector(Client client, LeaderElectionConfig config, LeaderCallbacks callbacks)
     : client_(std::move(client)), config_(std::move(config)), callbacks_(std::move(callbacks)) {
     if (config_.lease_name.empty()) throw std::invalid_argument("leader election: no lease name");
-    if (config_.lease_namespace.empty()) throw std::invalid_argument("leader election: no lease namespace");
+    if (config_.lease_namespace.empty())
+        throw std::invalid_argument("leader election: no lease namespace");
     if (config_.identity.empty()) throw std::invalid_argument("leader election: no identity");
     if (config_.lease_duration <= config_.renew_deadline) {
-        throw std::invalid_argument("leader election: lease_duration must be greater than renew_deadline");
+        throw std::invalid_argument(
+            "leader election: lease_duration must be greater than renew_deadline");
     }
     if (config_.renew_deadline <= config_.retry_period) {
-        throw std::invalid_argument("leader election: renew_deadline must be greater than retry_period");
+        throw std::invalid_argument(
+            "leader election: renew_deadline must be greater than retry_period");
     }
-    if (config_.retry_period.count() <= 0) throw std::invalid_argument("leader election: retry_period must be > 0");
+    if (config_.retry_period.count() <= 0)
+        throw std::invalid_argument("leader election: retry_period must be > 0");
 }
 
-LeaderElector::~LeaderElector() { stop(); }
+LeaderElector::~LeaderElector() {
+    stop();
+}
 
 void LeaderElector::start() {
     if (thread_.joinable()) return;
@@ -92,15 +99,16 @@ LeaderElector::Attempt LeaderElector::try_acquire_or_renew(std::stop_token stop)
         return Attempt::Failed;
     }
     if (!lease) {
-        json body = {{"apiVersion", "coordination.k8s.io/v1"},
-                     {"kind", "Lease"},
-                     {"metadata", {{"name", config_.lease_name}, {"namespace", config_.lease_namespace}}},
-                     {"spec",
-                      {{"holderIdentity", config_.identity},
-                       {"leaseDurationSeconds", duration},
-                       {"acquireTime", now},
-                       {"renewTime", now},
-                       {"leaseTransitions", 0}}}};
+        json body = {
+            {"apiVersion", "coordination.k8s.io/v1"},
+            {"kind", "Lease"},
+            {"metadata", {{"name", config_.lease_name}, {"namespace", config_.lease_namespace}}},
+            {"spec",
+             {{"holderIdentity", config_.identity},
+              {"leaseDurationSeconds", duration},
+              {"acquireTime", now},
+              {"renewTime", now},
+              {"leaseTransitions", 0}}}};
         try {
             client_.create(leases, config_.lease_namespace, body, {}, ro);
         } catch (const Cancelled&) {
@@ -171,8 +179,11 @@ void LeaderElector::release() {
     ro.timeout = std::max(config_.retry_period, std::chrono::milliseconds(1000));
     ro.max_retries = 1;
     try {
-        auto lease = client_.try_get(resources::leases, config_.lease_namespace, config_.lease_name, ro);
-        if (!lease || lease->value("spec", json::object()).value("holderIdentity", "") != config_.identity) return;
+        auto lease =
+            client_.try_get(resources::leases, config_.lease_namespace, config_.lease_name, ro);
+        if (!lease ||
+            lease->value("spec", json::object()).value("holderIdentity", "") != config_.identity)
+            return;
         json updated = *lease;
         const std::string now = micro_time_now();
         updated["spec"]["holderIdentity"] = "";
@@ -188,7 +199,8 @@ void LeaderElector::release() {
 }
 
 bool LeaderElector::holds_fresh_lease() const {
-    const std::chrono::steady_clock::time_point renewed{std::chrono::steady_clock::duration(renewed_at_.load())};
+    const std::chrono::steady_clock::time_point renewed{
+        std::chrono::steady_clock::duration(renewed_at_.load())};
     return leading_ && std::chrono::steady_clock::now() - renewed < config_.renew_deadline;
 }
 

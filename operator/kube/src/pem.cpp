@@ -27,8 +27,8 @@ std::vector<X509Ptr> parse_certificates(const std::string& pem, const std::strin
     if (pem.find("-----BEGIN") == std::string::npos) {
         throw ConfigError(what + ": not a PEM certificate (no -----BEGIN CERTIFICATE----- line)");
     }
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                                  &BIO_free);
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
     std::vector<X509Ptr> certs;
     ERR_clear_error();
     while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
@@ -36,7 +36,8 @@ std::vector<X509Ptr> parse_certificates(const std::string& pem, const std::strin
     }
     // Reading stops with "no start line" at the end of the text; anything else is a broken one.
     unsigned long err = ERR_peek_last_error();
-    bool clean_end = err == 0 || (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE);
+    bool clean_end =
+        err == 0 || (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE);
     if (!clean_end) {
         throw ConfigError(what + ": malformed PEM certificate (" + openssl_error() + ")");
     }
@@ -47,13 +48,15 @@ std::vector<X509Ptr> parse_certificates(const std::string& pem, const std::strin
 
 PkeyPtr parse_private_key(const std::string& pem, const std::string& what) {
     if (pem.find("-----BEGIN") == std::string::npos) {
-        throw ConfigError(what + ": not a PEM private key (no -----BEGIN ... PRIVATE KEY----- line)");
+        throw ConfigError(what +
+                          ": not a PEM private key (no -----BEGIN ... PRIVATE KEY----- line)");
     }
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                                  &BIO_free);
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
     ERR_clear_error();
     EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
-    if (key == nullptr) throw ConfigError(what + ": not a usable PEM private key (" + openssl_error() + ")");
+    if (key == nullptr)
+        throw ConfigError(what + ": not a usable PEM private key (" + openssl_error() + ")");
     return PkeyPtr(key, PkeyFree{});
 }
 
@@ -61,8 +64,10 @@ std::string base64_decode(const std::string& text, const std::string& what) {
     static const auto table = [] {
         std::array<int, 256> t{};
         t.fill(-1);
-        const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        for (std::size_t i = 0; i < alphabet.size(); ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int>(i);
+        const std::string alphabet =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for (std::size_t i = 0; i < alphabet.size(); ++i)
+            t[static_cast<unsigned char>(alphabet[i])] = static_cast<int>(i);
         return t;
     }();
     std::string out;
@@ -93,8 +98,12 @@ std::string base64_decode(const std::string& text, const std::string& what) {
 
 namespace phasescale::kube {
 
-void check_certificates_pem(const std::string& pem, const std::string& what) { detail::parse_certificates(pem, what); }
+void check_certificates_pem(const std::string& pem, const std::string& what) {
+    detail::parse_certificates(pem, what);
+}
 
-void check_private_key_pem(const std::string& pem, const std::string& what) { detail::parse_private_key(pem, what); }
+void check_private_key_pem(const std::string& pem, const std::string& what) {
+    detail::parse_private_key(pem, what);
+}
 
 }  // namespace phasescale::kube

@@ -10,8 +10,12 @@
 
 namespace phasescale::kube::detail {
 
-struct X509Free { void operator()(X509* x) const { X509_free(x); } };
-struct PkeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
+struct X509Free {
+    void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyFree {
+    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
 using X509Ptr = std::shared_ptr<X509>;
 using PkeyPtr = std::shared_ptr<EVP_PKEY>;
 

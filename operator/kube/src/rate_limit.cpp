@@ -20,7 +20,8 @@ TokenBucket::Clock::duration TokenBucket::reserve(Clock::time_point now) {
     tokens_ -= 1.0;
     if (tokens_ >= 0) return Clock::duration::zero();
     // A debt: the token exists once -tokens_ / qps seconds have passed.
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(-tokens_ / qps_));
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(-tokens_ / qps_));
 }
 
 bool TokenBucket::try_acquire() {
@@ -47,13 +48,19 @@ bool TokenBucket::acquire(std::stop_token stop) {
     return false;
 }
 
-Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double factor, double jitter,
-                 std::uint64_t seed)
-    : initial_(initial), max_(max), factor_(factor), jitter_(jitter), current_(initial), rng_(seed) {}
+Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double factor,
+                 double jitter, std::uint64_t seed)
+    : initial_(initial),
+      max_(max),
+      factor_(factor),
+      jitter_(jitter),
+      current_(initial),
+      rng_(seed) {}
 
 std::chrono::milliseconds Backoff::next() {
     auto base = current_;
-    current_ = std::min(max_, std::chrono::milliseconds(static_cast<long long>(current_.count() * factor_)));
+    current_ = std::min(
+        max_, std::chrono::milliseconds(static_cast<long long>(current_.count() * factor_)));
     if (jitter_ <= 0) return base;
     std::uniform_real_distribution<double> dist(1.0 - jitter_, 1.0 + jitter_);
     return std::chrono::milliseconds(static_cast<long long>(base.count() * dist(rng_)));

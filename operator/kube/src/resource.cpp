@@ -2,9 +2,12 @@
 
 namespace phasescale::kube {
 
-std::string Resource::api_version() const { return group.empty() ? version : group + "/" + version; }
+std::string Resource::api_version() const {
+    return group.empty() ? version : group + "/" + version;
+}
 
-std::string Resource::path(std::string_view ns, std::string_view name, std::string_view subresource) const {
+std::string Resource::path(std::string_view ns, std::string_view name,
+                           std::string_view subresource) const {
     std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
     if (namespaced && !ns.empty()) {
         p += "/namespaces/";

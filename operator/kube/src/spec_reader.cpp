@@ -4,13 +4,16 @@ namespace phasescale::kube {
 
 using nlohmann::json;
 
-void SpecReader::error(const std::string& field, const std::string& what) { errors.push_back("spec." + field + ": " + what); }
+void SpecReader::error(const std::string& field, const std::string& what) {
+    errors.push_back("spec." + field + ": " + what);
+}
 
 bool SpecReader::present(const json& parent, const char* key) {
     return parent.is_object() && parent.contains(key) && !parent[key].is_null();
 }
 
-const json* SpecReader::object(const json& parent, const char* key, const std::string& field, bool required) {
+const json* SpecReader::object(const json& parent, const char* key, const std::string& field,
+                               bool required) {
     if (!present(parent, key)) {
         if (required) error(field, "is required");
         return nullptr;
@@ -22,7 +25,8 @@ const json* SpecReader::object(const json& parent, const char* key, const std::s
     return &parent[key];
 }
 
-std::optional<std::string> SpecReader::string(const json& parent, const char* key, const std::string& field) {
+std::optional<std::string> SpecReader::string(const json& parent, const char* key,
+                                              const std::string& field) {
     if (!present(parent, key)) return std::nullopt;
     if (!parent[key].is_string()) {
         error(field, "expected a string");
@@ -31,8 +35,9 @@ std::optional<std::string> SpecReader::string(const json& parent, const char* ke
     return parent[key].get<std::string>();
 }
 
-std::optional<double> SpecReader::number(const json& parent, const char* key, const std::string& field, double lo,
-                                         double hi, bool integer) {
+std::optional<double> SpecReader::number(const json& parent, const char* key,
+                                         const std::string& field, double lo, double hi,
+                                         bool integer) {
     if (!present(parent, key)) return std::nullopt;
     const json& v = parent[key];
     if (!v.is_number() || (integer && !v.is_number_integer())) {
@@ -41,19 +46,22 @@ std::optional<double> SpecReader::number(const json& parent, const char* key, co
     }
     const double d = v.get<double>();
     if (!(d >= lo && d <= hi)) {
-        error(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + v.dump());
+        error(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " +
+                         v.dump());
         return std::nullopt;
     }
     return d;
 }
 
-std::optional<int> SpecReader::integer(const json& parent, const char* key, const std::string& field, int lo, int hi) {
+std::optional<int> SpecReader::integer(const json& parent, const char* key,
+                                       const std::string& field, int lo, int hi) {
     auto d = number(parent, key, field, lo, hi, true);
     if (!d) return std::nullopt;
     return static_cast<int>(*d);
 }
 
-std::optional<bool> SpecReader::boolean(const json& parent, const char* key, const std::string& field) {
+std::optional<bool> SpecReader::boolean(const json& parent, const char* key,
+                                        const std::string& field) {
     if (!present(parent, key)) return std::nullopt;
     if (!parent[key].is_boolean()) {
         error(field, "expected true or false");
@@ -62,8 +70,8 @@ std::optional<bool> SpecReader::boolean(const json& parent, const char* key, con
     return parent[key].get<bool>();
 }
 
-void SpecReader::selector(const json& parent, const char* key, const std::string& field, LabelSelector& out,
-                          bool required) {
+void SpecReader::selector(const json& parent, const char* key, const std::string& field,
+                          LabelSelector& out, bool required) {
     const json* sel = object(parent, key, field, required);
     if (sel == nullptr) return;
     if (const json* ml = object(*sel, "matchLabels", field + ".matchLabels")) {
@@ -98,7 +106,8 @@ void SpecReader::selector(const json& parent, const char* key, const std::string
             for (const json& v : me[i]["values"])
                 if (v.is_string()) r.values.push_back(v.get<std::string>());
         if ((r.op == "In" || r.op == "NotIn") == r.values.empty()) {
-            error(f + ".values", r.values.empty() ? "must not be empty for " + r.op : "must be empty for " + r.op);
+            error(f + ".values",
+                  r.values.empty() ? "must not be empty for " + r.op : "must be empty for " + r.op);
             continue;
         }
         out.match_expressions.push_back(std::move(r));

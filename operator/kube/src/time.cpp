@@ -19,10 +19,11 @@ std::optional<double> parse_time(const std::string& text) {
     std::tm tm{};
     int n = 0;
     double sec = 0;
-    if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                    &tm.tm_min, &sec, &n) != 6)
+    if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &sec, &n) != 6)
         return std::nullopt;
-    if (static_cast<std::size_t>(n) >= text.size() || text[static_cast<std::size_t>(n)] != 'Z') return std::nullopt;
+    if (static_cast<std::size_t>(n) >= text.size() || text[static_cast<std::size_t>(n)] != 'Z')
+        return std::nullopt;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     tm.tm_sec = 0;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <ctime>
+#include <limits>
 
 namespace phasescale::loan {
 
@@ -19,13 +19,15 @@ using kube::string_field;
 
 const json& metadata(const json& o) {
     static const json empty = json::object();
-    return o.is_object() && o.contains("metadata") && o["metadata"].is_object() ? o["metadata"] : empty;
+    return o.is_object() && o.contains("metadata") && o["metadata"].is_object() ? o["metadata"]
+                                                                                : empty;
 }
 
 // An int, or nothing for anything that is not one or does not fit (never a wrapped value).
 std::optional<int> int_of(const json& v) {
     auto fits = [](double d) -> std::optional<int> {
-        if (!(d >= std::numeric_limits<int>::min() && d <= std::numeric_limits<int>::max())) return std::nullopt;
+        if (!(d >= std::numeric_limits<int>::min() && d <= std::numeric_limits<int>::max()))
+            return std::nullopt;
         return static_cast<int>(d);
     };
     if (v.is_number_unsigned()) return fits(static_cast<double>(v.get<std::uint64_t>()));
@@ -63,7 +65,8 @@ std::optional<json> controller_of(const json& pod) {
     return std::nullopt;
 }
 
-kube::ObjectReference ref(const std::string& api_version, const std::string& kind, const json& object) {
+kube::ObjectReference ref(const std::string& api_version, const std::string& kind,
+                          const json& object) {
     kube::ObjectReference r;
     r.api_version = api_version;
     r.kind = kind;
@@ -75,7 +78,9 @@ kube::ObjectReference ref(const std::string& api_version, const std::string& kin
 }
 
 bool has_taint(const json& node, const char* key) {
-    if (!node.contains("spec") || !node["spec"].contains("taints") || !node["spec"]["taints"].is_array()) return false;
+    if (!node.contains("spec") || !node["spec"].contains("taints") ||
+        !node["spec"]["taints"].is_array())
+        return false;
     for (const json& t : node["spec"]["taints"])
         if (string_field(t, "key") == key && string_field(t, "effect") == "NoSchedule") return true;
     return false;
@@ -170,7 +175,9 @@ Controller::Controller(std::unique_ptr<ClusterApi> cluster, ControllerOptions op
                        ControllerHooks hooks)
     : cluster_(std::move(cluster)), options_(std::move(options)), hooks_(std::move(hooks)) {}
 
-Controller::~Controller() { stop(); }
+Controller::~Controller() {
+    stop();
+}
 
 void Controller::start() {
     if (!nodes_) return;  // over another cluster: nothing to watch
@@ -188,7 +195,8 @@ bool Controller::wait_for_sync(std::chrono::milliseconds timeout) const {
     if (!nodes_) return true;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     if (!nodes_->wait_for_sync(timeout)) return false;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     return pods_->wait_for_sync(std::max(left, std::chrono::milliseconds(0)));
 }
 
@@ -196,8 +204,8 @@ bool Controller::wait_for_sync(std::chrono::milliseconds timeout) const {
 // [1, the entry's maxReplicas] (a tenant cannot make one job take every spare GPU, or the
 // planner's tables huge), GPUs per worker within [1, 1024]; anything else is a problem, and the
 // entry's value stands.
-void apply_job_annotations(const json& annotations, const JobSource& source, const std::string& who, JobView& v,
-                           std::vector<std::string>& problems) {
+void apply_job_annotations(const json& annotations, const JobSource& source, const std::string& who,
+                           JobView& v, std::vector<std::string>& problems) {
     auto annotation = [&](const char* k) -> std::optional<std::string> {
         if (annotations.is_object() && annotations.contains(k) && annotations[k].is_string())
             return annotations[k].get<std::string>();
@@ -207,9 +215,12 @@ void apply_job_annotations(const json& annotations, const JobSource& source, con
         if (auto a = annotation(k)) {
             const std::string shown = a->size() > 40 ? a->substr(0, 40) + "..." : *a;
             auto n = int_of(json(*a));
-            if (n && *n >= lo && *n <= hi) out = *n;
-            else problems.push_back(who + ": annotation " + k + " (\"" + shown + "\") is not an integer in [" +
-                                    std::to_string(lo) + ", " + std::to_string(hi) + "], the CapacityLoan's limits");
+            if (n && *n >= lo && *n <= hi)
+                out = *n;
+            else
+                problems.push_back(who + ": annotation " + k + " (\"" + shown +
+                                   "\") is not an integer in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "], the CapacityLoan's limits");
         }
     };
     int_annotation(kMinReplicasAnnotation, v.min_replicas, 1, source.max_replicas);
@@ -221,12 +232,18 @@ void apply_job_annotations(const json& annotations, const JobSource& source, con
     }
     if (auto a = annotation(kRemainingSecondsAnnotation)) {
         auto d = double_of(*a);
-        if (d && *d >= 0 && *d <= 1e9) v.remaining_seconds = *d;
-        else problems.push_back(who + ": annotation " + std::string(kRemainingSecondsAnnotation) + " is not a number in [0, 1e9]");
+        if (d && *d >= 0 && *d <= 1e9)
+            v.remaining_seconds = *d;
+        else
+            problems.push_back(who + ": annotation " + std::string(kRemainingSecondsAnnotation) +
+                               " is not a number in [0, 1e9]");
     }
     if (auto a = annotation(kScalingCurveAnnotation)) {
-        if (auto c = parse_curve(*a)) v.curve = *c;
-        else problems.push_back(who + ": annotation " + std::string(kScalingCurveAnnotation) + " is malformed");
+        if (auto c = parse_curve(*a))
+            v.curve = *c;
+        else
+            problems.push_back(who + ": annotation " + std::string(kScalingCurveAnnotation) +
+                               " is malformed");
     }
 }
 
@@ -239,8 +256,9 @@ void Controller::run(std::stop_token stop, const std::function<bool()>& active) 
     while (!stop.stop_requested()) {
         if (!active || active()) {
             try {
-                const double now =
-                    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+                const double now = std::chrono::duration<double>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
                 reconcile(now);
             } catch (const std::exception& e) {
                 log("error", "capacity loan reconcile failed", {{"error", e.what()}});
@@ -252,23 +270,27 @@ void Controller::run(std::stop_token stop, const std::function<bool()>& active) 
     this->stop();
 }
 
-void Controller::log(const std::string& level, const std::string& message, const json& fields) const {
+void Controller::log(const std::string& level, const std::string& message,
+                     const json& fields) const {
     if (hooks_.log) hooks_.log(level, message, fields);
 }
 
-void Controller::event(const kube::ObjectReference& object, kube::EventType type, const std::string& reason,
-                       const std::string& message) {
+void Controller::event(const kube::ObjectReference& object, kube::EventType type,
+                       const std::string& reason, const std::string& message) {
     try {
         cluster_->record_event(object, type, reason, message);
     } catch (const std::exception& e) {
-        log("warning", "cannot record event", {{"object", object.name}, {"reason", reason}, {"error", e.what()}});
+        log("warning", "cannot record event",
+            {{"object", object.name}, {"reason", reason}, {"error", e.what()}});
     }
 }
 
-void Controller::decide(LoanState& state, double now, const std::string& action, const std::string& object,
-                        const std::string& message) {
-    state.decisions.push_back({{"time", format_time(now)}, {"action", action}, {"object", object}, {"message", message}});
-    while (state.decisions.size() > options_.max_recent_decisions) state.decisions.erase(state.decisions.begin());
+void Controller::decide(LoanState& state, double now, const std::string& action,
+                        const std::string& object, const std::string& message) {
+    state.decisions.push_back(
+        {{"time", format_time(now)}, {"action", action}, {"object", object}, {"message", message}});
+    while (state.decisions.size() > options_.max_recent_decisions)
+        state.decisions.erase(state.decisions.begin());
 }
 
 // One CapacityLoan in a pass, as its steps fill it in.
@@ -282,8 +304,8 @@ struct Controller::Pass {
 
     LoanInputs in;
     std::map<std::string, kube::Store::ObjectPtr> inference_objects;  // by name
-    std::set<std::string> pool;  // nodes of both pools
-    std::vector<Job> jobs;       // elastic jobs, the first in.jobs
+    std::set<std::string> pool;                                       // nodes of both pools
+    std::vector<Job> jobs;                                  // elastic jobs, the first in.jobs
     std::map<std::size_t, kube::ObjectReference> pod_refs;  // by index into in.pods
     LoanPlan plan;
     std::set<std::string> marked;  // inference nodes that carry their state's marks after this pass
@@ -409,13 +431,15 @@ void Controller::read_jobs(Pass& pass) {
         if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
         for (const json& object : objects.value("items", json::array())) {
             const json& md = metadata(object);
-            const std::string ns = string_field(md, "namespace"), job_name = string_field(md, "name");
+            const std::string ns = string_field(md, "namespace"),
+                              job_name = string_field(md, "name");
             const std::string key =
                 source.resource.group + "/" + source.resource.plural + "/" + ns + "/" + job_name;
             if (!seen_jobs.insert(key).second) continue;
             Job job;
             job.resource = source.resource;
-            job.resource.kind = string_field(object, "kind").empty() ? kind : string_field(object, "kind");
+            job.resource.kind =
+                string_field(object, "kind").empty() ? kind : string_field(object, "kind");
             job.ref = ref(source.resource.api_version(), job.resource.kind, object);
             job.ref.ns = ns;
             JobView& v = job.view;
@@ -432,8 +456,9 @@ void Controller::read_jobs(Pass& pass) {
             try {
                 const json scale = cluster_->scale(source.resource, ns, job_name);
                 v.replicas = scale.contains("spec") ? scale["spec"].value("replicas", 0) : 0;
-                const std::string selector =
-                    scale.contains("status") ? string_field(scale["status"], "selector") : std::string();
+                const std::string selector = scale.contains("status")
+                                                 ? string_field(scale["status"], "selector")
+                                                 : std::string();
                 try {
                     if (!selector.empty()) job.pods = kube::parse_label_selector(selector);
                 } catch (const std::invalid_argument&) {
@@ -480,9 +505,9 @@ void Controller::read_pods(Pass& pass, const Objects& pods) {
             } else if (spec.training_pods && spec.training_pods->matches(labels)) {
                 // An inelastic job: the pods of one controller, or a lone pod.
                 p.role = PodRole::Training;
-                const std::string group =
-                    owner ? p.ns + "/" + string_field(*owner, "kind") + "/" + string_field(*owner, "name")
-                          : p.ns + "/Pod/" + p.name;
+                const std::string group = owner ? p.ns + "/" + string_field(*owner, "kind") + "/" +
+                                                      string_field(*owner, "name")
+                                                : p.ns + "/Pod/" + p.name;
                 auto [g, added] = inelastic.try_emplace(group, in.jobs.size());
                 if (added) {
                     JobView v;
@@ -537,10 +562,9 @@ void Controller::mark_nodes(Pass& pass, double now, ReconcileSummary& sum) {
         }
         pass.marked.insert(n.name);
         if (loaning.count(i) != 0) {
-            const std::string msg = "loaned to training by CapacityLoan " + pass.name + " (" +
-                                    std::to_string(n.gpus) + " GPUs; " +
-                                    std::to_string(plan.target_loaned) +
-                                    " inference nodes may be loaned)";
+            const std::string msg =
+                "loaned to training by CapacityLoan " + pass.name + " (" + std::to_string(n.gpus) +
+                " GPUs; " + std::to_string(plan.target_loaned) + " inference nodes may be loaned)";
             event(node_ref, kube::EventType::Normal, "Loaned", msg);
             decide(*pass.state, now, "Loan", "node/" + n.name, msg);
             log("info", "node loaned", {{"capacityloan", pass.name}, {"node", n.name}});
@@ -613,7 +637,9 @@ void Controller::scale_jobs(Pass& pass, double now, ReconcileSummary& sum) {
         event(job.ref, kube::EventType::Normal, "Scaled", msg);
         decide(*pass.state, now, "Scale", job.resource.plural + "/" + v.ns + "/" + v.name, msg);
         log("info", "job scaled",
-            {{"capacityloan", pass.name}, {"job", v.ns + "/" + v.name}, {"from", v.replicas},
+            {{"capacityloan", pass.name},
+             {"job", v.ns + "/" + v.name},
+             {"from", v.replicas},
              {"to", want}});
         ++sum.scaled;
     }
@@ -661,8 +687,10 @@ void Controller::update_status(Pass& pass, double now, ReconcileSummary& sum) {
     json& status = pass.status;
     std::string reason = "Reconciled", message;
     const bool ready = pass.problems.empty();
-    if (!pass.parsed.ok()) reason = "InvalidSpec";
-    else if (!ready) reason = "Problems";
+    if (!pass.parsed.ok())
+        reason = "InvalidSpec";
+    else if (!ready)
+        reason = "Problems";
     for (const std::string& p : pass.problems) message += (message.empty() ? "" : "; ") + p;
     if (ready)
         message = std::to_string(status.value("loanedCount", 0)) + " of " +
@@ -675,8 +703,8 @@ void Controller::update_status(Pass& pass, double now, ReconcileSummary& sum) {
                       {"observedGeneration", pass.generation},
                       {"lastTransitionTime", format_time(now)}};
     for (const json& c : old_status.value("conditions", json::array()))
-        if (string_field(c, "type") == "Ready" && string_field(c, "status") == condition["status"] &&
-            c.contains("lastTransitionTime"))
+        if (string_field(c, "type") == "Ready" &&
+            string_field(c, "status") == condition["status"] && c.contains("lastTransitionTime"))
             condition["lastTransitionTime"] = c["lastTransitionTime"];
     if (!pass.parsed.ok()) {
         // Keep what the status said about the cluster; only the condition changes.

@@ -7,18 +7,20 @@
 namespace phasescale::loan {
 
 bool idle(const std::string& node, const std::vector<PodView>& pods) {
-    return std::none_of(pods.begin(), pods.end(),
-                        [&](const PodView& p) { return p.node == node && p.role == PodRole::Inference; });
+    return std::none_of(pods.begin(), pods.end(), [&](const PodView& p) {
+        return p.node == node && p.role == PodRole::Inference;
+    });
 }
 
-int loan_target(const std::vector<NodeView>& inference, int required_servers, int headroom_servers) {
-    const int usable = static_cast<int>(std::count_if(inference.begin(), inference.end(),
-                                                      [](const NodeView& n) { return n.schedulable; }));
+int loan_target(const std::vector<NodeView>& inference, int required_servers,
+                int headroom_servers) {
+    const int usable = static_cast<int>(std::count_if(
+        inference.begin(), inference.end(), [](const NodeView& n) { return n.schedulable; }));
     return std::max(0, usable - std::max(0, required_servers) - std::max(0, headroom_servers));
 }
 
-std::vector<std::size_t> choose_loans(const std::vector<NodeView>& inference, const std::vector<PodView>& pods,
-                                      std::size_t count) {
+std::vector<std::size_t> choose_loans(const std::vector<NodeView>& inference,
+                                      const std::vector<PodView>& pods, std::size_t count) {
     std::vector<std::size_t> candidates;
     for (std::size_t i = 0; i < inference.size(); ++i) {
         const NodeView& n = inference[i];
@@ -31,10 +33,12 @@ std::vector<std::size_t> choose_loans(const std::vector<NodeView>& inference, co
 }
 
 std::vector<policy::ReclaimStep> choose_returns(const std::vector<NodeView>& inference,
-                                                const std::vector<PodView>& pods, const std::vector<JobView>& jobs,
+                                                const std::vector<PodView>& pods,
+                                                const std::vector<JobView>& jobs,
                                                 std::size_t count) {
     std::vector<policy::ReclaimJob> rjobs(jobs.size());
-    for (std::size_t j = 0; j < jobs.size(); ++j) rjobs[j].gpus_per_worker = std::max(1, jobs[j].gpus_per_worker);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        rjobs[j].gpus_per_worker = std::max(1, jobs[j].gpus_per_worker);
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < inference.size(); ++i) index[inference[i].name] = i;
     std::vector<std::map<std::size_t, int>> on(inference.size());
@@ -45,7 +49,8 @@ std::vector<policy::ReclaimStep> choose_returns(const std::vector<NodeView>& inf
         if (it != index.end()) ++on[it->second][*p.job];
     }
     for (std::size_t j = 0; j < jobs.size(); ++j)
-        rjobs[j].min_workers = jobs[j].elastic ? std::min(jobs[j].min_replicas, rjobs[j].workers) : rjobs[j].workers;
+        rjobs[j].min_workers =
+            jobs[j].elastic ? std::min(jobs[j].min_replicas, rjobs[j].workers) : rjobs[j].workers;
     std::vector<policy::ReclaimServer> servers(inference.size());
     for (std::size_t i = 0; i < inference.size(); ++i) {
         servers[i].loaned = inference[i].loaned;
@@ -54,14 +59,16 @@ std::vector<policy::ReclaimStep> choose_returns(const std::vector<NodeView>& inf
     return policy::plan_reclaim(rjobs, servers, count).steps;
 }
 
-std::vector<std::size_t> pods_to_evict(const std::vector<NodeView>& inference, const std::vector<bool>& returned_after,
+std::vector<std::size_t> pods_to_evict(const std::vector<NodeView>& inference,
+                                       const std::vector<bool>& returned_after,
                                        const std::vector<PodView>& pods) {
     std::set<std::string> returned;
     for (std::size_t i = 0; i < inference.size() && i < returned_after.size(); ++i)
         if (returned_after[i]) returned.insert(inference[i].name);
     std::vector<std::size_t> out;
     for (std::size_t p = 0; p < pods.size(); ++p)
-        if (pods[p].role == PodRole::Training && returned.count(pods[p].node) != 0) out.push_back(p);
+        if (pods[p].role == PodRole::Training && returned.count(pods[p].node) != 0)
+            out.push_back(p);
     return out;
 }
 
@@ -82,7 +89,8 @@ int spare_gpus(const LoanInputs& in, const std::vector<bool>& loaned_after) {
         if (!elastic && pool.count(p.node) != 0) total -= std::max(0, p.gpus);
     }
     for (const JobView& j : in.jobs)
-        if (j.elastic && j.replicas > 0) total -= static_cast<long>(j.min_replicas) * std::max(1, j.gpus_per_worker);
+        if (j.elastic && j.replicas > 0)
+            total -= static_cast<long>(j.min_replicas) * std::max(1, j.gpus_per_worker);
     return static_cast<int>(std::max(0L, total));
 }
 
@@ -99,7 +107,8 @@ std::vector<int> elastic_replicas(const std::vector<JobView>& jobs, int spare) {
         const double at_min = std::max(0.0, job.remaining_seconds);
         policy::KnapsackClass c;
         c.gpus_per_worker = std::max(1, job.gpus_per_worker);
-        for (int k = 0; k <= max - min; ++k) c.values.push_back(policy::jct_reduction(job.curve, at_min, min, k));
+        for (int k = 0; k <= max - min; ++k)
+            c.values.push_back(policy::jct_reduction(job.curve, at_min, min, k));
         classes.push_back(std::move(c));
         owner.push_back(j);
     }
@@ -113,12 +122,14 @@ LoanPlan plan(const LoanInputs& in) {
     LoanPlan p;
     const std::size_t n = in.inference.size();
     p.target_loaned = loan_target(in.inference, in.required_servers, in.headroom_servers);
-    const int loaned_now = static_cast<int>(
-        std::count_if(in.inference.begin(), in.inference.end(), [](const NodeView& v) { return v.loaned; }));
+    const int loaned_now = static_cast<int>(std::count_if(
+        in.inference.begin(), in.inference.end(), [](const NodeView& v) { return v.loaned; }));
     if (loaned_now < p.target_loaned) {
-        p.loan = choose_loans(in.inference, in.pods, static_cast<std::size_t>(p.target_loaned - loaned_now));
+        p.loan = choose_loans(in.inference, in.pods,
+                              static_cast<std::size_t>(p.target_loaned - loaned_now));
     } else if (loaned_now > p.target_loaned) {
-        p.reclaim = choose_returns(in.inference, in.pods, in.jobs, static_cast<std::size_t>(loaned_now - p.target_loaned));
+        p.reclaim = choose_returns(in.inference, in.pods, in.jobs,
+                                   static_cast<std::size_t>(loaned_now - p.target_loaned));
         for (const policy::ReclaimStep& s : p.reclaim) p.ret.push_back(s.server);
     }
     p.loaned_after.assign(n, false);
@@ -153,13 +164,15 @@ const char* to_string(NodeState state) {
 json node_patch(const json& node, NodeState state) {
     const json md = node.value("metadata", json::object());
     const json labels = md.value("labels", json::object());
-    const bool has_label = labels.is_object() && labels.contains(kLoanedLabel) && labels[kLoanedLabel] == "true";
+    const bool has_label =
+        labels.is_object() && labels.contains(kLoanedLabel) && labels[kLoanedLabel] == "true";
     const bool want_label = state == NodeState::Loaned;
     const bool want_io = state != NodeState::Loaned;
     const bool want_returned = state == NodeState::Returned;
 
     json taints = json::array();
-    if (node.contains("spec") && node["spec"].contains("taints") && node["spec"]["taints"].is_array())
+    if (node.contains("spec") && node["spec"].contains("taints") &&
+        node["spec"]["taints"].is_array())
         taints = node["spec"]["taints"];
     bool has_io = false, has_returned = false;
     json kept = json::array();
@@ -172,13 +185,17 @@ json node_patch(const json& node, NodeState state) {
         if ((ours_io && !want_io) || (ours_ret && !want_returned)) continue;
         kept.push_back(t);
     }
-    if (has_label == want_label && has_io == want_io && has_returned == want_returned) return nullptr;
-    if (want_io && !has_io) kept.push_back({{"key", kInferenceOnlyTaint}, {"effect", "NoSchedule"}});
-    if (want_returned && !has_returned) kept.push_back({{"key", kReturnedTaint}, {"effect", "NoSchedule"}});
+    if (has_label == want_label && has_io == want_io && has_returned == want_returned)
+        return nullptr;
+    if (want_io && !has_io)
+        kept.push_back({{"key", kInferenceOnlyTaint}, {"effect", "NoSchedule"}});
+    if (want_returned && !has_returned)
+        kept.push_back({{"key", kReturnedTaint}, {"effect", "NoSchedule"}});
 
     json patch = {{"metadata", {{"resourceVersion", md.value("resourceVersion", "")}}}};
     if (patch["metadata"]["resourceVersion"] == "") patch["metadata"].erase("resourceVersion");
-    if (has_label != want_label) patch["metadata"]["labels"] = {{kLoanedLabel, want_label ? json("true") : json(nullptr)}};
+    if (has_label != want_label)
+        patch["metadata"]["labels"] = {{kLoanedLabel, want_label ? json("true") : json(nullptr)}};
     if (has_io != want_io || has_returned != want_returned)
         patch["spec"] = {{"taints", kept.empty() ? json(nullptr) : kept}};
     return patch;

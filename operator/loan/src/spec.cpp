@@ -34,13 +34,18 @@ void read_job(Reader& r, const json& item, const std::string& field, std::vector
     job.resource.namespaced = true;
     job.ns = r.string(item, "namespace", field + ".namespace").value_or("");
     r.selector(item, "selector", field + ".selector", job.selector, false);
-    job.min_replicas = r.integer(item, "minReplicas", field + ".minReplicas", 1, 100000).value_or(job.min_replicas);
-    job.max_replicas = r.integer(item, "maxReplicas", field + ".maxReplicas", 1, 100000).value_or(job.max_replicas);
-    job.gpus_per_worker = r.integer(item, "gpusPerWorker", field + ".gpusPerWorker", 1, 1024).value_or(job.gpus_per_worker);
+    job.min_replicas = r.integer(item, "minReplicas", field + ".minReplicas", 1, 100000)
+                           .value_or(job.min_replicas);
+    job.max_replicas = r.integer(item, "maxReplicas", field + ".maxReplicas", 1, 100000)
+                           .value_or(job.max_replicas);
+    job.gpus_per_worker = r.integer(item, "gpusPerWorker", field + ".gpusPerWorker", 1, 1024)
+                              .value_or(job.gpus_per_worker);
     job.remaining_seconds =
-        r.number(item, "remainingSeconds", field + ".remainingSeconds", 0, 1e9, false).value_or(job.remaining_seconds);
+        r.number(item, "remainingSeconds", field + ".remainingSeconds", 0, 1e9, false)
+            .value_or(job.remaining_seconds);
     if (job.max_replicas < job.min_replicas) {
-        r.error(field + ".maxReplicas", "must be at least minReplicas (" + std::to_string(job.min_replicas) + ")");
+        r.error(field + ".maxReplicas",
+                "must be at least minReplicas (" + std::to_string(job.min_replicas) + ")");
         return;
     }
     if (version && plural && !version->empty() && !plural->empty()) out.push_back(std::move(job));
@@ -62,9 +67,12 @@ ParsedLoan parse_loan(const json& object) {
     if (const json* pool = r.object(spec, "trainingPool", "trainingPool", true))
         r.selector(*pool, "nodeSelector", "trainingPool.nodeSelector", s.training_nodes, true);
     if (const json* inf = r.object(spec, "inference", "inference", true)) {
-        if (!Reader::present(*inf, "requiredServers")) r.error("inference.requiredServers", "is required");
-        s.required_servers = r.integer(*inf, "requiredServers", "inference.requiredServers", 0, 1000000).value_or(0);
-        s.headroom_servers = r.integer(*inf, "headroomServers", "inference.headroomServers", 0, 1000000).value_or(0);
+        if (!Reader::present(*inf, "requiredServers"))
+            r.error("inference.requiredServers", "is required");
+        s.required_servers =
+            r.integer(*inf, "requiredServers", "inference.requiredServers", 0, 1000000).value_or(0);
+        s.headroom_servers =
+            r.integer(*inf, "headroomServers", "inference.headroomServers", 0, 1000000).value_or(0);
     }
     if (const json* tr = r.object(spec, "training", "training")) {
         if (Reader::present(*tr, "podSelector")) {
@@ -74,19 +82,24 @@ ParsedLoan parse_loan(const json& object) {
         }
         if (Reader::present(*tr, "elasticJobs")) {
             const json& jobs = (*tr)["elasticJobs"];
-            if (!jobs.is_array()) r.error("training.elasticJobs", "expected a list");
+            if (!jobs.is_array())
+                r.error("training.elasticJobs", "expected a list");
             else
                 for (std::size_t i = 0; i < jobs.size(); ++i)
                     read_job(r, jobs[i], "training.elasticJobs[" + std::to_string(i) + "]", s.jobs);
         }
     }
     if (auto gpu = r.string(spec, "gpuResource", "gpuResource")) {
-        if (gpu->empty()) r.error("gpuResource", "must not be empty");
-        else s.gpu_resource = *gpu;
+        if (gpu->empty())
+            r.error("gpuResource", "must not be empty");
+        else
+            s.gpu_resource = *gpu;
     }
     // Both pools selecting every node would loan the training pool to itself.
-    if (parsed.ok() && s.inference_nodes.empty()) r.error("inferencePool.nodeSelector", "must select something (it is empty)");
-    if (parsed.ok() && s.training_nodes.empty()) r.error("trainingPool.nodeSelector", "must select something (it is empty)");
+    if (parsed.ok() && s.inference_nodes.empty())
+        r.error("inferencePool.nodeSelector", "must select something (it is empty)");
+    if (parsed.ok() && s.training_nodes.empty())
+        r.error("trainingPool.nodeSelector", "must select something (it is empty)");
     return parsed;
 }
 

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <system_error>
 
+#include <cpprest/http_client.h>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl.hpp>
-#include <cpprest/http_client.h>
 
 namespace phasescale::prom {
 
@@ -39,7 +39,8 @@ bool is_ip_literal(const std::string& host) {
 // A bearer token, from a value or a file read again whenever the file changes.
 class TokenSource {
 public:
-    TokenSource(std::string token, std::string file) : token_(std::move(token)), file_(std::move(file)) {
+    TokenSource(std::string token, std::string file)
+        : token_(std::move(token)), file_(std::move(file)) {
         if (token_.empty() && !file_.empty()) reload(true);
     }
 
@@ -86,7 +87,8 @@ struct Counters {
 
 // The wait a request gets: the configured timeout, or a shorter wait rounded down to the 1-2-5
 // grid (1 ms, 2 ms, 5 ms, 10 ms, ...), so that few distinct waits (and clients) ever exist.
-std::chrono::milliseconds wait_on_grid(std::chrono::milliseconds wanted, std::chrono::milliseconds configured) {
+std::chrono::milliseconds wait_on_grid(std::chrono::milliseconds wanted,
+                                       std::chrono::milliseconds configured) {
     if (wanted >= configured) return configured;
     long long grid = 1;
     for (long long decade = 1; decade <= wanted.count(); decade *= 10) {
@@ -115,7 +117,8 @@ std::string form_encode(std::string_view text) {
     std::string out;
     out.reserve(text.size() * 3);
     for (unsigned char c : text) {
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
             out.push_back(static_cast<char>(c));
         } else {
             out.push_back('%');
@@ -142,7 +145,8 @@ std::string format_seconds(std::chrono::microseconds duration) {
 }
 
 std::string format_time(TimePoint time) {
-    return format_seconds(std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()));
+    return format_seconds(
+        std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()));
 }
 
 // ------------------------------------------------------------------------------------------ Impl
@@ -160,7 +164,8 @@ struct Client::Impl {
     std::mutex clients_mutex;
     std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by wait (ms)
 
-    explicit Impl(ClientConfig c) : config(std::move(c)), tokens(config.bearer_token, config.bearer_token_file) {
+    explicit Impl(ClientConfig c)
+        : config(std::move(c)), tokens(config.bearer_token, config.bearer_token_file) {
         if (config.url.empty()) throw ConfigError("Prometheus URL is empty");
         web::uri uri;
         try {
@@ -169,11 +174,14 @@ struct Client::Impl {
             throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" is not a URL");
         }
         if (uri.scheme() != "http" && uri.scheme() != "https") {
-            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" must start with http:// or https://");
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) +
+                              "\" must start with http:// or https://");
         }
-        if (uri.host().empty()) throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" has no host");
+        if (uri.host().empty())
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" has no host");
         if (!uri.query().empty() || !uri.fragment().empty()) {
-            throw ConfigError("Prometheus URL \"" + redact_url(config.url) + "\" must not have a query or fragment");
+            throw ConfigError("Prometheus URL \"" + redact_url(config.url) +
+                              "\" must not have a query or fragment");
         }
         if (config.timeout.count() <= 0) throw ConfigError("Prometheus timeout must be positive");
         https = uri.scheme() == "https";
@@ -203,7 +211,8 @@ struct Client::Impl {
                 hcfg.set_tlsext_sni_enabled(sni);
                 if (!config.ca_file.empty()) {
                     std::string ca = config.ca_file;
-                    hcfg.set_ssl_context_callback([ca](boost::asio::ssl::context& ctx) { ctx.load_verify_file(ca); });
+                    hcfg.set_ssl_context_callback(
+                        [ca](boost::asio::ssl::context& ctx) { ctx.load_verify_file(ca); });
                 }
             }
             slot = std::make_shared<hc::http_client>(web::uri(base), hcfg);
@@ -211,8 +220,8 @@ struct Client::Impl {
         return slot;
     }
 
-    void record(std::string_view endpoint, std::chrono::steady_clock::time_point started, Outcome outcome,
-                int http_status, std::string_view error_type) {
+    void record(std::string_view endpoint, std::chrono::steady_clock::time_point started,
+                Outcome outcome, int http_status, std::string_view error_type) {
         RequestRecord rec;
         rec.endpoint = endpoint;
         rec.latency = std::chrono::steady_clock::now() - started;
@@ -241,7 +250,8 @@ struct Client::Impl {
                      const QueryOptions& options) {
         const auto timeout = wait_on_grid(options.timeout.value_or(config.timeout), config.timeout);
         if (timeout.count() <= 0) throw ConfigError("Prometheus timeout must be positive");
-        if (options.eval_timeout) form += "&timeout=" + form_encode(format_seconds(*options.eval_timeout));
+        if (options.eval_timeout)
+            form += "&timeout=" + form_encode(format_seconds(*options.eval_timeout));
         const std::string query(promql);
         const auto started = std::chrono::steady_clock::now();
         int status = 0;
@@ -262,20 +272,24 @@ struct Client::Impl {
             if (const auto* he = dynamic_cast<const http::http_exception*>(&e)) {
                 timed_out = he->error_code().value() == static_cast<int>(std::errc::timed_out);
             }
-            record(endpoint, started, timed_out ? Outcome::Timeout : Outcome::Transport, status, {});
-            std::string what = timed_out ? "no answer within " + format_seconds(timeout) + " s" : std::string(e.what());
+            record(endpoint, started, timed_out ? Outcome::Timeout : Outcome::Transport, status,
+                   {});
+            std::string what = timed_out ? "no answer within " + format_seconds(timeout) + " s"
+                                         : std::string(e.what());
             throw TransportError(query, base, what, timed_out);
         }
         try {
             QueryResult result = parse_response(body, query, base, status);
             if (status >= 300) {
                 // A success body with an error status is not an answer to trust.
-                throw QueryError(query, base, status, "bad_response", "HTTP error with a success body");
+                throw QueryError(query, base, status, "bad_response",
+                                 "HTTP error with a success body");
             }
             record(endpoint, started, Outcome::Ok, status, {});
             return result;
         } catch (const QueryError& e) {
-            record(endpoint, started, e.error_type() == "bad_response" ? Outcome::BadResponse : Outcome::ApiError,
+            record(endpoint, started,
+                   e.error_type() == "bad_response" ? Outcome::BadResponse : Outcome::ApiError,
                    status, e.error_type());
             throw;
         }
@@ -291,14 +305,17 @@ Client& Client::operator=(const Client&) = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
-const ClientConfig& Client::config() const { return impl_->config; }
+const ClientConfig& Client::config() const {
+    return impl_->config;
+}
 
 ClientStats Client::stats() const {
     std::lock_guard lock(impl_->counters.mutex);
     return impl_->counters.stats;
 }
 
-QueryResult Client::query(std::string_view promql, std::optional<TimePoint> time, const QueryOptions& options) const {
+QueryResult Client::query(std::string_view promql, std::optional<TimePoint> time,
+                          const QueryOptions& options) const {
     std::string form = "query=" + form_encode(promql);
     if (time) form += "&time=" + form_encode(format_time(*time));
     return impl_->post("query", promql, std::move(form), options);
@@ -307,10 +324,12 @@ QueryResult Client::query(std::string_view promql, std::optional<TimePoint> time
 QueryResult Client::query_range(std::string_view promql, TimePoint start, TimePoint end,
                                 std::chrono::milliseconds step, const QueryOptions& options) const {
     if (step.count() <= 0) {
-        throw QueryError(std::string(promql), impl_->base, 0, "bad_data", "range query step must be at least 1 ms");
+        throw QueryError(std::string(promql), impl_->base, 0, "bad_data",
+                         "range query step must be at least 1 ms");
     }
     if (end < start) {
-        throw QueryError(std::string(promql), impl_->base, 0, "bad_data", "range query ends before it starts");
+        throw QueryError(std::string(promql), impl_->base, 0, "bad_data",
+                         "range query ends before it starts");
     }
     std::string form = "query=" + form_encode(promql);
     form += "&start=" + form_encode(format_time(start));

@@ -13,14 +13,16 @@ std::string where(const std::string& query, const std::string& url) {
     if (!query.empty()) {
         if (!s.empty()) s += ", ";
         s += "query: ";
-        s += query.size() > kMaxQueryInMessage ? query.substr(0, kMaxQueryInMessage) + "..." : query;
+        s +=
+            query.size() > kMaxQueryInMessage ? query.substr(0, kMaxQueryInMessage) + "..." : query;
     }
     return s.empty() ? s : " (" + s + ")";
 }
 
 // errorType as Prometheus spells them (lower case and '_'); anything else is not repeated.
 std::string plain_error_type(const std::string& type) {
-    const bool plain = type.size() <= 32 && type.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos;
+    const bool plain = type.size() <= 32 &&
+                       type.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos;
     return plain ? type : "unrecognised errorType";
 }
 
@@ -35,7 +37,8 @@ std::string query_error_message(const std::string& query, const std::string& url
 
 }  // namespace
 
-TransportError::TransportError(std::string query, std::string url, const std::string& what, bool timed_out)
+TransportError::TransportError(std::string query, std::string url, const std::string& what,
+                               bool timed_out)
     : Error("Prometheus request failed: " + what + where(query, url)),
       query_(std::move(query)),
       url_(std::move(url)),

@@ -13,7 +13,9 @@ namespace {
 constexpr std::string_view kNamespacePlaceholder = "{namespace}";
 constexpr std::string_view kWindowPlaceholder = "{window}";
 
-bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool name_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
     std::size_t pos = 0;
@@ -32,7 +34,8 @@ std::optional<ContainerKey> key_of(const Labels& metric) {
     return ContainerKey{ns->second, pod->second, container->second};
 }
 
-FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns, const std::exception& e) {
+FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns,
+                               const std::exception& e) {
     FeatureQueryFailure f{feature, ns, describe_without_reply(e), false, {}};
     if (const auto* te = dynamic_cast<const TransportError*>(&e)) f.timed_out = te->timed_out();
     if (const auto* qe = dynamic_cast<const QueryError*>(&e)) {
@@ -44,7 +47,8 @@ FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns
 
 }  // namespace
 
-std::chrono::milliseconds rate_window(std::chrono::milliseconds tick, std::chrono::milliseconds scrape_interval) {
+std::chrono::milliseconds rate_window(std::chrono::milliseconds tick,
+                                      std::chrono::milliseconds scrape_interval) {
     return std::max(kScrapesPerWindow * scrape_interval, tick);
 }
 
@@ -74,19 +78,25 @@ std::string escape_label_value(std::string_view value) {
 // hold label matchers ({a="b"}) and regex repeats ({2,3}), never a bare name.
 void validate_template(std::string_view t) {
     if (t.find(kNamespacePlaceholder) == std::string_view::npos) {
-        throw ConfigError("feature query template must use {namespace} (one query per namespace): " + std::string(t));
+        throw ConfigError(
+            "feature query template must use {namespace} (one query per namespace): " +
+            std::string(t));
     }
     for (std::size_t pos = t.find('{'); pos != std::string_view::npos; pos = t.find('{', pos + 1)) {
-        if (pos + 1 >= t.size() || std::isalpha(static_cast<unsigned char>(t[pos + 1])) == 0) continue;
+        if (pos + 1 >= t.size() || std::isalpha(static_cast<unsigned char>(t[pos + 1])) == 0)
+            continue;
         std::size_t end = pos + 1;
         while (end < t.size() && name_char(t[end])) ++end;
-        if (end < t.size() && std::string_view("=!~, \t\n").find(t[end]) != std::string_view::npos) continue;  // a matcher
+        if (end < t.size() && std::string_view("=!~, \t\n").find(t[end]) != std::string_view::npos)
+            continue;  // a matcher
         if (end == t.size() || t[end] != '}') {
-            throw ConfigError("feature query template has an unclosed placeholder: " + std::string(t));
+            throw ConfigError("feature query template has an unclosed placeholder: " +
+                              std::string(t));
         }
         const std::string_view name = t.substr(pos, end - pos + 1);
         if (name != kNamespacePlaceholder && name != kWindowPlaceholder) {
-            throw ConfigError("feature query template has an unknown placeholder " + std::string(name) +
+            throw ConfigError("feature query template has an unknown placeholder " +
+                              std::string(name) +
                               " (known: {namespace}, {window}): " + std::string(t));
         }
     }
@@ -127,7 +137,8 @@ std::string FeatureQueries::render(std::string_view feature, std::string_view ns
                                    std::chrono::milliseconds window) const {
     for (const auto& q : queries_) {
         if (q.feature != feature) continue;
-        std::string text = replace_all(q.promql_template, kWindowPlaceholder, promql_duration(window));
+        std::string text =
+            replace_all(q.promql_template, kWindowPlaceholder, promql_duration(window));
         return replace_all(std::move(text), kNamespacePlaceholder, escape_label_value(ns));
     }
     throw ConfigError("no query for feature " + std::string(feature));
@@ -156,8 +167,9 @@ std::map<ContainerKey, std::vector<Sample>> container_series(const QueryResult& 
 }
 
 FeatureSnapshot read_features(const Client& client, const FeatureQueries& queries,
-                              const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
-                              std::optional<TimePoint> time, const QueryOptions& options) {
+                              const std::vector<std::string>& namespaces,
+                              std::chrono::milliseconds window, std::optional<TimePoint> time,
+                              const QueryOptions& options) {
     FeatureSnapshot snap;
     snap.features = queries.features();
     const std::size_t n = snap.features.size();
@@ -172,9 +184,10 @@ FeatureSnapshot read_features(const Client& client, const FeatureQueries& querie
     for (const auto& ns : namespaces) {
         for (std::size_t f = 0; f < n; ++f) {
             const std::string promql = queries.render(snap.features[f], ns, window);
-            asked.push_back({ns, f, std::async(std::launch::async, [&client, promql, time, options] {
-                                 return client.query(promql, time, options);
-                             })});
+            asked.push_back(
+                {ns, f, std::async(std::launch::async, [&client, promql, time, options] {
+                     return client.query(promql, time, options);
+                 })});
         }
     }
     for (Asked& a : asked) {
@@ -194,10 +207,12 @@ FeatureSnapshot read_features(const Client& client, const FeatureQueries& querie
 }
 
 FeatureHistory read_feature_history(const Client& client, const FeatureQueries& queries,
-                                    const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
-                                    TimePoint start, TimePoint end, std::chrono::milliseconds step,
+                                    const std::vector<std::string>& namespaces,
+                                    std::chrono::milliseconds window, TimePoint start,
+                                    TimePoint end, std::chrono::milliseconds step,
                                     const QueryOptions& options) {
-    if (step <= std::chrono::milliseconds(0)) throw ConfigError("range query step must be positive");
+    if (step <= std::chrono::milliseconds(0))
+        throw ConfigError("range query step must be positive");
     FeatureHistory hist;
     hist.features = queries.features();
     const std::size_t n = hist.features.size();
@@ -211,7 +226,8 @@ FeatureHistory read_feature_history(const Client& client, const FeatureQueries& 
                 const TimePoint to = std::min<TimePoint>(end, from + chunk);
                 ++hist.queries;
                 try {
-                    for (auto& [key, samples] : container_series(client.query_range(promql, from, to, step, options))) {
+                    for (auto& [key, samples] :
+                         container_series(client.query_range(promql, from, to, step, options))) {
                         if (key.ns != ns) continue;
                         auto [it, added] = hist.series.try_emplace(key);
                         if (added) it->second.resize(n);

@@ -24,7 +24,8 @@ std::string alternatives(const std::vector<std::string>& values) {
 
 std::string kube_state_label_name(std::string_view key) {
     std::string out = "label_";
-    for (char c : key) out += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ? c : '_';
+    for (char c : key)
+        out += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ? c : '_';
     return out;
 }
 
@@ -36,10 +37,14 @@ std::string pod_label_matchers(const kube::LabelSelector& selector) {
     };
     for (const auto& [key, value] : selector.match_labels) add(key, "=", value);
     for (const kube::SelectorRequirement& r : selector.match_expressions) {
-        if (r.op == "In") add(r.key, "=~", alternatives(r.values));
-        else if (r.op == "NotIn") add(r.key, "!~", alternatives(r.values));
-        else if (r.op == "Exists") add(r.key, "!=", "");
-        else if (r.op == "DoesNotExist") add(r.key, "=", "");
+        if (r.op == "In")
+            add(r.key, "=~", alternatives(r.values));
+        else if (r.op == "NotIn")
+            add(r.key, "!~", alternatives(r.values));
+        else if (r.op == "Exists")
+            add(r.key, "!=", "");
+        else if (r.op == "DoesNotExist")
+            add(r.key, "=", "");
     }
     return out;
 }
@@ -49,9 +54,11 @@ FeatureQueries select_pods(const FeatureQueries& queries, const kube::LabelSelec
     if (matchers.empty()) return queries;
     std::vector<FeatureQuery> selected;
     for (const FeatureQuery& q : queries.queries()) {
-        selected.push_back({q.feature, "(" + q.promql_template +
-                                           ") * on (namespace, pod) group_left () max by (namespace, pod) "
-                                           "(kube_pod_labels{namespace=\"{namespace}\", " + matchers + "})"});
+        selected.push_back(
+            {q.feature, "(" + q.promql_template +
+                            ") * on (namespace, pod) group_left () max by (namespace, pod) "
+                            "(kube_pod_labels{namespace=\"{namespace}\", " +
+                            matchers + "})"});
     }
     return FeatureQueries(std::move(selected));
 }

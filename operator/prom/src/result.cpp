@@ -33,7 +33,8 @@ struct Context {
 // [<unix seconds>, "<value>"]
 Sample parse_sample(const json& j, const Context& cx, const char* where) {
     if (!j.is_array() || j.size() != 2 || !j[0].is_number() || !j[1].is_string()) {
-        cx.bad(std::string(where) + " is not [time, \"value\"]: " + j.dump().substr(0, kMaxBodyInMessage));
+        cx.bad(std::string(where) +
+               " is not [time, \"value\"]: " + j.dump().substr(0, kMaxBodyInMessage));
     }
     Sample s;
     s.time = j[0].get<double>();
@@ -98,7 +99,8 @@ double parse_value(std::string_view text) {
     return value;
 }
 
-QueryResult parse_response(std::string_view body, std::string_view query, std::string_view url, int http_status) {
+QueryResult parse_response(std::string_view body, std::string_view query, std::string_view url,
+                           int http_status) {
     const Context cx{query, url, http_status};
     json j = json::parse(body.begin(), body.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
@@ -108,14 +110,16 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
             throw QueryError(std::string(query), std::string(url), http_status, "",
                              start.empty() ? std::string("empty body") : start);
         }
-        cx.bad("the answer is not a JSON object: " + (start.empty() ? std::string("(empty body)") : start));
+        cx.bad("the answer is not a JSON object: " +
+               (start.empty() ? std::string("(empty body)") : start));
     }
     // Not value("status", ""): a status that is not a string would throw json::type_error.
     const std::string status = kube::string_field(j, "status");
     if (status == "error") {
         std::string type = kube::string_field(j, "errorType");
         std::string message = kube::string_field(j, "error");
-        throw QueryError(std::string(query), std::string(url), http_status, std::move(type), std::move(message));
+        throw QueryError(std::string(query), std::string(url), http_status, std::move(type),
+                         std::move(message));
     }
     if (status != "success") {
         if (http_status >= 400) {
@@ -132,7 +136,8 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
     }
     if (!j.contains("data") || !j["data"].is_object()) cx.bad("the answer has no \"data\" object");
     const json& data = j["data"];
-    if (!data.contains("resultType") || !data["resultType"].is_string()) cx.bad("the answer has no \"resultType\"");
+    if (!data.contains("resultType") || !data["resultType"].is_string())
+        cx.bad("the answer has no \"resultType\"");
     if (!data.contains("result")) cx.bad("the answer has no \"result\"");
     const std::string type = data["resultType"].get<std::string>();
     const json& result = data["result"];
@@ -165,7 +170,8 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
             RangeSeries s;
             s.metric = e.contains("metric") ? parse_labels(e["metric"], cx) : Labels{};
             s.samples.reserve(e["values"].size());
-            for (const auto& v : e["values"]) s.samples.push_back(parse_sample(v, cx, "a matrix sample"));
+            for (const auto& v : e["values"])
+                s.samples.push_back(parse_sample(v, cx, "a matrix sample"));
             r.matrix.push_back(std::move(s));
         }
     } else if (type == "scalar") {
@@ -173,7 +179,8 @@ QueryResult parse_response(std::string_view body, std::string_view query, std::s
         r.scalar = parse_sample(result, cx, "a scalar result");
     } else if (type == "string") {
         r.type = ResultType::String;
-        if (!result.is_array() || result.size() != 2 || !result[0].is_number() || !result[1].is_string()) {
+        if (!result.is_array() || result.size() != 2 || !result[0].is_number() ||
+            !result[1].is_string()) {
             cx.bad("a string result is not [time, \"text\"]");
         }
         r.scalar.time = result[0].get<double>();

@@ -8,8 +8,8 @@
 namespace phasescale::model {
 
 class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+public:
+    explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
 }  // namespace phasescale::model

@@ -7,16 +7,16 @@
 namespace phasescale::model {
 
 struct KMeansOptions {
-  int k = 5;
-  int restarts = 10;         // k-means++ initialisations; the lowest inertia wins
-  int max_iterations = 300;  // Lloyd iterations per restart
-  std::uint64_t seed = 1;
+    int k = 5;
+    int restarts = 10;         // k-means++ initialisations; the lowest inertia wins
+    int max_iterations = 300;  // Lloyd iterations per restart
+    std::uint64_t seed = 1;
 };
 
 struct KMeansResult {
-  Matrix centroids;         // k x dim
-  std::vector<int> labels;  // per point
-  double inertia = 0;       // sum of squared distances to the assigned centroid
+    Matrix centroids;         // k x dim
+    std::vector<int> labels;  // per point
+    double inertia = 0;       // sum of squared distances to the assigned centroid
 };
 
 // Throws InputError when there are fewer distinct points than k.

@@ -20,48 +20,49 @@ inline constexpr int kModelVersion = 1;
 inline constexpr const char* kAi4dlFormat = "ai4dl-reference-v1";
 
 struct TrainingParameters {
-  std::vector<std::string> traces;
-  std::string id_column = "pod.id";
-  int hidden = 10;
-  int history = 3;
-  int phases = 5;
-  int epochs = 100;
-  double learning_rate = 0.001;
-  int batch = 1;
-  int cd_steps = 1;
-  double momentum = 0;
-  double weight_decay = 0;
-  int patience = 0;
-  int kmeans_restarts = 10;
-  std::uint64_t seed = 1;
+    std::vector<std::string> traces;
+    std::string id_column = "pod.id";
+    int hidden = 10;
+    int history = 3;
+    int phases = 5;
+    int epochs = 100;
+    double learning_rate = 0.001;
+    int batch = 1;
+    int cd_steps = 1;
+    double momentum = 0;
+    double weight_decay = 0;
+    int patience = 0;
+    int kmeans_restarts = 10;
+    std::uint64_t seed = 1;
 };
 
 struct TrainingSummary {
-  double final_reconstruction_error = 0;
-  std::vector<double> reconstruction_error_per_epoch;
-  bool stopped_early = false;
-  std::size_t executions = 0;
-  std::size_t rows = 0;
-  std::size_t slices = 0;
-  double kmeans_inertia = 0;
-  double seconds = 0;
+    double final_reconstruction_error = 0;
+    std::vector<double> reconstruction_error_per_epoch;
+    bool stopped_early = false;
+    std::size_t executions = 0;
+    std::size_t rows = 0;
+    std::size_t slices = 0;
+    double kmeans_inertia = 0;
+    double seconds = 0;
 };
 
 struct PhaseModel {
-  std::string format = kModelFormat;  // the format it was read from
-  std::vector<std::string> features;
-  StandardScaler scaler;
-  Crbm crbm;
-  Matrix centroids;  // phases x n_hid
-  std::optional<PhaseStatistics> statistics;  // absent in AI4DL models
-  std::optional<TrainingParameters> parameters;
-  std::optional<TrainingSummary> training;
+    std::string format = kModelFormat;  // the format it was read from
+    std::vector<std::string> features;
+    StandardScaler scaler;
+    Crbm crbm;
+    Matrix centroids;                           // phases x n_hid
+    std::optional<PhaseStatistics> statistics;  // absent in AI4DL models
+    std::optional<TrainingParameters> parameters;
+    std::optional<TrainingSummary> training;
 
-  int phases() const { return static_cast<int>(centroids.rows()); }
+    int phases() const { return static_cast<int>(centroids.rows()); }
 };
 
 // Parses and validates a model document (either format). `source` names it in error messages,
-// which also name the offending field, e.g. "model.json: crbm.W[3][1]: expected a finite number, got null".
+// which also name the offending field, e.g. "model.json: crbm.W[3][1]: expected a finite number,
+// got null".
 PhaseModel parse_model(const std::string& text, const std::string& source);
 PhaseModel load_model(const std::string& path);
 

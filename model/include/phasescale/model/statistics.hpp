@@ -12,46 +12,46 @@ namespace phasescale::model {
 double quantile(std::vector<double> values, double q);
 
 struct Summary {
-  std::size_t count = 0;
-  double mean = 0, std = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
-  static Summary of(const std::vector<double>& values);  // all zero when empty
+    std::size_t count = 0;
+    double mean = 0, std = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+    static Summary of(const std::vector<double>& values);  // all zero when empty
 };
 
 struct PhaseStats {
-  std::size_t samples = 0;
-  std::vector<Summary> usage;  // one per PhaseStatistics::usage_columns
-  Summary visit_samples;       // length of each visit in samples
-  Summary visit_seconds;       // from a visit's first sample to the next visit's (or the end)
-  Summary distance;            // Euclidean distance of its samples' activations to its centroid
+    std::size_t samples = 0;
+    std::vector<Summary> usage;  // one per PhaseStatistics::usage_columns
+    Summary visit_samples;       // length of each visit in samples
+    Summary visit_seconds;       // from a visit's first sample to the next visit's (or the end)
+    Summary distance;            // Euclidean distance of its samples' activations to its centroid
 };
 
 // A phase sequence (visits, consecutive repeats collapsed) shared by several executions.
 struct PhaseSequence {
-  std::vector<int> phases;
-  std::size_t executions = 0;
+    std::vector<int> phases;
+    std::size_t executions = 0;
 };
 
 struct PhaseStatistics {
-  std::vector<std::string> usage_columns;
-  std::vector<PhaseStats> phases;       // one per centroid
-  Matrix transitions;                   // k x k: counts of visit i followed by visit j
-  std::vector<PhaseSequence> sequences; // most common first
-  std::size_t executions = 0;
+    std::vector<std::string> usage_columns;
+    std::vector<PhaseStats> phases;        // one per centroid
+    Matrix transitions;                    // k x k: counts of visit i followed by visit j
+    std::vector<PhaseSequence> sequences;  // most common first
+    std::size_t executions = 0;
 
-  // Row-normalised transitions (a row without visits stays zero).
-  Matrix transition_probabilities() const;
-  // A sample assigned to `phase` at `distance` from its centroid is in no known phase when it lies
-  // farther than `factor` times the p99 distance of that phase's training samples (or the phase
-  // had no training samples at all).
-  bool unknown(int phase, double distance, double factor = 1.0) const;
+    // Row-normalised transitions (a row without visits stays zero).
+    Matrix transition_probabilities() const;
+    // A sample assigned to `phase` at `distance` from its centroid is in no known phase when it
+    // lies farther than `factor` times the p99 distance of that phase's training samples (or the
+    // phase had no training samples at all).
+    bool unknown(int phase, double distance, double factor = 1.0) const;
 };
 
 // One execution's samples with their phases (-1: no phase, e.g. history not yet full).
 struct LabelledExecution {
-  const std::vector<double>* timestamps = nullptr;
-  Matrix usage;                 // samples x usage columns, original units
-  std::vector<int> phases;      // per sample
-  std::vector<double> distances;  // per sample, to the assigned centroid
+    const std::vector<double>* timestamps = nullptr;
+    Matrix usage;                   // samples x usage columns, original units
+    std::vector<int> phases;        // per sample
+    std::vector<double> distances;  // per sample, to the assigned centroid
 };
 
 inline constexpr std::size_t kMaxSequences = 10;

@@ -18,9 +18,9 @@ inline const std::vector<std::string> kDefaultUsageColumns = {"cpu.usage.cores",
 inline const std::vector<std::string> kDefaultFeatures = {"cpu.usage.cores", "mem.working.set"};
 
 struct TrainOptions {
-  std::vector<std::string> features = kDefaultFeatures;
-  std::vector<std::string> usage_columns = kDefaultUsageColumns;
-  TrainingParameters parameters;  // sizes, CD-k, SGD, k-means; the traces are recorded too
+    std::vector<std::string> features = kDefaultFeatures;
+    std::vector<std::string> usage_columns = kDefaultUsageColumns;
+    TrainingParameters parameters;  // sizes, CD-k, SGD, k-means; the traces are recorded too
 };
 
 // `trace` must hold every feature and usage column (InputError otherwise, and when it has no
@@ -29,16 +29,16 @@ PhaseModel train_model(const Trace& trace, const TrainOptions& options,
                        const std::function<void(const EpochReport&)>& on_epoch = {});
 
 struct ExtendOptions {
-  int new_phases = 2;            // clusters made of the samples the model does not know
-  double unknown_distance = 1.0; // see PhaseStatistics::unknown
-  int kmeans_restarts = 10;
-  std::uint64_t seed = 1;
+    int new_phases = 2;             // clusters made of the samples the model does not know
+    double unknown_distance = 1.0;  // see PhaseStatistics::unknown
+    int kmeans_restarts = 10;
+    std::uint64_t seed = 1;
 };
 
 struct ExtendResult {
-  PhaseModel model;
-  std::size_t samples = 0;          // samples of the new traces with a full history
-  std::size_t unknown_samples = 0;  // of those, in no known phase: the new phases' material
+    PhaseModel model;
+    std::size_t samples = 0;          // samples of the new traces with a full history
+    std::size_t unknown_samples = 0;  // of those, in no known phase: the new phases' material
 };
 
 // AI4DL's phase expansion: keeps the scaler and the CRBM, clusters the activations of the new
@@ -46,6 +46,7 @@ struct ExtendResult {
 // their statistics. Known phases keep their statistics; transition and sequence counts of the new
 // traces are added to the old ones. `trace` must hold the model's features and usage columns.
 // Throws InputError when the model has no statistics or fewer samples than new phases are unknown.
-ExtendResult extend_model(const PhaseModel& model, const Trace& trace, const ExtendOptions& options);
+ExtendResult extend_model(const PhaseModel& model, const Trace& trace,
+                          const ExtendOptions& options);
 
 }  // namespace phasescale::model

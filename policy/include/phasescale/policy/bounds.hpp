@@ -17,28 +17,30 @@ inline constexpr double kMaxCpuCores = 2048;
 inline constexpr double kMaxMemoryBytes = 64.0 * 1024 * 1024 * 1024 * 1024;  // 64 TiB
 
 struct ContainerBounds {
-  std::optional<double> min_cpu, min_memory;  // minAllowed (cores, bytes)
-  std::optional<double> max_cpu, max_memory;  // maxAllowed
-  bool control_cpu = true;
-  bool control_memory = true;
-  bool requests_and_limits = true;  // controlledValues RequestsAndLimits (false: RequestsOnly)
+    std::optional<double> min_cpu, min_memory;  // minAllowed (cores, bytes)
+    std::optional<double> max_cpu, max_memory;  // maxAllowed
+    bool control_cpu = true;
+    bool control_memory = true;
+    bool requests_and_limits = true;  // controlledValues RequestsAndLimits (false: RequestsOnly)
 };
 
 // One resource after a recommendation.
 struct SizedResource {
-  double request = 0;
-  std::optional<double> limit;
+    double request = 0;
+    std::optional<double> limit;
 };
 
-// `wanted` clamped to [lo, min(hi, ceiling)] and rounded; with `limits_controlled` the limit keeps its ratio
-// to the request (equal stays equal), else the limit stays and the request never exceeds it.
-// No limit stays no limit.
+// `wanted` clamped to [lo, min(hi, ceiling)] and rounded; with `limits_controlled` the limit keeps
+// its ratio to the request (equal stays equal), else the limit stays and the request never exceeds
+// it. No limit stays no limit.
 SizedResource size_resource(double wanted, std::optional<double> lo, std::optional<double> hi,
-                            double ceiling, bool limits_controlled, std::optional<double> current_request,
+                            double ceiling, bool limits_controlled,
+                            std::optional<double> current_request,
                             std::optional<double> current_limit, double (*round)(double));
 
 // The allocation a container gets when `wanted`'s requests are asked for and `current` is in
 // force. In an Allocation a limit of 0 means none.
-Allocation constrain(const Allocation& current, const Amount& wanted, const ContainerBounds& bounds);
+Allocation constrain(const Allocation& current, const Amount& wanted,
+                     const ContainerBounds& bounds);
 
 }  // namespace phasescale::policy

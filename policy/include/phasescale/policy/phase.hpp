@@ -15,121 +15,121 @@
 namespace phasescale::policy {
 
 struct PhaseOptions {
-  // Which statistic of the phase: 0.5, 0.9, 0.95, 0.99 or 1 (the phase's maximum).
-  double cpu_quantile = 0.95;
-  double memory_quantile = 0.99;
-  Margins margins;
-  // Online risk targets. CPU: each container's margin moves after every sample so that the share
-  // of samples whose usage stays within the request approaches `cpu_target` (an online conformal
-  // update with step `cpu_step`; 0: off, the margin stays as given). Memory: every OOM kill of
-  // the container adds `memory_step` to its memory margin for the rest of its life (the budget
-  // is no kill).
-  double cpu_target = 0;
-  double cpu_step = 0.05;
-  double memory_step = 0.1;
-  // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
-  int debounce = 2;
-  // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
-  // usage in that phase replaces the model's (which spans every training execution, small and
-  // large); 0 keeps the model's statistics throughout.
-  int adapt_samples = 1;
-  // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
-  // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
-  Margins headroom{0, 0};
-  // Also provision for the likely next phase once a visit lasts longer than that phase's median.
-  bool proactive = false;
-  // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
-  // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
-  // visit, in samples), memory also covers the likely next phases (transition probability at
-  // least `likely_next`) at what this container used there. 0: none.
-  double horizon_s = 0;
-  double likely_next = 0.2;
-  // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
-  // provisioned for where it will be if it goes on growing at that rate (loading data, filling
-  // caches): the floor is the latest usage plus the growth over the horizon.
-  std::size_t trend_samples = 4;
-  // Memory comes down gradually: a recommendation never goes below this share of the memory
-  // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
-  // cooldown away). 0: no such bound.
-  double memory_keep = 0.5;
-  // CPU alike: never below this share of the CPU request in force. 0: no bound.
-  double cpu_keep = 0.25;
-  // Per step, a recommendation never gives more than this factor times a request in force (a
-  // model's sizes come from other executions, which may be far larger); memory after an OOM kill
-  // is the exception (its bump). 0: no bound. At 2 the generated jobs of bench/savings.sh had 6%
-  // more OOM kills (start-up ramps outgrow it); at 4 none more, and CPU as fulfilled as unbounded
-  // with cpu_keep 0.25.
-  double max_growth = 4;
-  // A container is first resized once this many of its own samples have been observed: never
-  // on the model's statistics alone. 4 is when a model of 3 samples of history (the default
-  // model's) knows a first phase anyway; more delays first resizes past start-up ramps and cost
-  // an OOM kill on the torch runs (bench/savings.sh).
-  std::size_t first_resize_samples = 4;
-  // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
-  // distance is in no known phase: the policy falls back to `window` for it.
-  double unknown_distance = 1.0;
-  // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
-  OomBump oom_bump;
-  WindowOptions fallback;  // its margins are ignored: the policy's apply
-  // Columns of the model's statistics that hold CPU and memory usage.
-  std::string cpu_column = "cpu.usage.cores";
-  std::string memory_column = "mem.working.set";
-  // Oracle: read Sample::known_phase of the next sample instead of inferring phases.
-  bool oracle = false;
-  // Ablation: no phases at all; the container's own recent usage, the same margins and floors.
-  bool no_model = false;
+    // Which statistic of the phase: 0.5, 0.9, 0.95, 0.99 or 1 (the phase's maximum).
+    double cpu_quantile = 0.95;
+    double memory_quantile = 0.99;
+    Margins margins;
+    // Online risk targets. CPU: each container's margin moves after every sample so that the share
+    // of samples whose usage stays within the request approaches `cpu_target` (an online conformal
+    // update with step `cpu_step`; 0: off, the margin stays as given). Memory: every OOM kill of
+    // the container adds `memory_step` to its memory margin for the rest of its life (the budget
+    // is no kill).
+    double cpu_target = 0;
+    double cpu_step = 0.05;
+    double memory_step = 0.1;
+    // A new raw phase becomes the stable phase once it has been seen this many samples in a row.
+    int debounce = 2;
+    // Once this container has been seen in a phase for `adapt_samples` samples, its own quantile of
+    // usage in that phase replaces the model's (which spans every training execution, small and
+    // large); 0 keeps the model's statistics throughout.
+    int adapt_samples = 1;
+    // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
+    // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
+    Margins headroom{0, 0};
+    // Also provision for the likely next phase once a visit lasts longer than that phase's median.
+    bool proactive = false;
+    // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
+    // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
+    // visit, in samples), memory also covers the likely next phases (transition probability at
+    // least `likely_next`) at what this container used there. 0: none.
+    double horizon_s = 0;
+    double likely_next = 0.2;
+    // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
+    // provisioned for where it will be if it goes on growing at that rate (loading data, filling
+    // caches): the floor is the latest usage plus the growth over the horizon.
+    std::size_t trend_samples = 4;
+    // Memory comes down gradually: a recommendation never goes below this share of the memory
+    // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
+    // cooldown away). 0: no such bound.
+    double memory_keep = 0.5;
+    // CPU alike: never below this share of the CPU request in force. 0: no bound.
+    double cpu_keep = 0.25;
+    // Per step, a recommendation never gives more than this factor times a request in force (a
+    // model's sizes come from other executions, which may be far larger); memory after an OOM kill
+    // is the exception (its bump). 0: no bound. At 2 the generated jobs of bench/savings.sh had 6%
+    // more OOM kills (start-up ramps outgrow it); at 4 none more, and CPU as fulfilled as unbounded
+    // with cpu_keep 0.25.
+    double max_growth = 4;
+    // A container is first resized once this many of its own samples have been observed: never
+    // on the model's statistics alone. 4 is when a model of 3 samples of history (the default
+    // model's) knows a first phase anyway; more delays first resizes past start-up ramps and cost
+    // an OOM kill on the torch runs (bench/savings.sh).
+    std::size_t first_resize_samples = 4;
+    // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
+    // distance is in no known phase: the policy falls back to `window` for it.
+    double unknown_distance = 1.0;
+    // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
+    OomBump oom_bump;
+    WindowOptions fallback;  // its margins are ignored: the policy's apply
+    // Columns of the model's statistics that hold CPU and memory usage.
+    std::string cpu_column = "cpu.usage.cores";
+    std::string memory_column = "mem.working.set";
+    // Oracle: read Sample::known_phase of the next sample instead of inferring phases.
+    bool oracle = false;
+    // Ablation: no phases at all; the container's own recent usage, the same margins and floors.
+    bool no_model = false;
 };
 
 class PhaseRecommender : public Recommender {
- public:
-  // The model must carry phase statistics with the CPU and memory columns (InputError if not).
-  PhaseRecommender(const model::PhaseModel& model, PhaseOptions options);
-  void observe(const Sample& sample) override;
-  std::optional<Allocation> recommend(const Sample* next) override;
-  std::size_t unknown_phase_samples() const override { return unknown_samples_; }
-  // The stable phase, once there is one.
-  std::optional<int> phase() const { return stable_; }
+public:
+    // The model must carry phase statistics with the CPU and memory columns (InputError if not).
+    PhaseRecommender(const model::PhaseModel& model, PhaseOptions options);
+    void observe(const Sample& sample) override;
+    std::optional<Allocation> recommend(const Sample* next) override;
+    std::size_t unknown_phase_samples() const override { return unknown_samples_; }
+    // The stable phase, once there is one.
+    std::optional<int> phase() const { return stable_; }
 
- private:
-  Amount phase_amount(int phase) const;
-  Amount model_amount(int phase) const;
-  std::optional<Amount> estimate(const Sample* next);
-  double upcoming_memory() const;
-  std::optional<double> own_quantile(int phase, double Amount::*resource, double q) const;
-  double projected_memory() const;
-  double horizon_samples() const;
-  Amount size(Amount want) const;
-  double cpu_margin() const;
-  double memory_margin() const;
-  static double usage_floor(double usage, double headroom, double margin);
-  Allocation provision(Amount sized) const;
-  double step_bounded(double wanted, double in_force, double keep) const;
-  void adapt(const Sample& sample);
-  void follow_phase(const Sample& sample);
-  void enter(int phase);
-  void remember(int phase, Amount usage);
+private:
+    Amount phase_amount(int phase) const;
+    Amount model_amount(int phase) const;
+    std::optional<Amount> estimate(const Sample* next);
+    double upcoming_memory() const;
+    std::optional<double> own_quantile(int phase, double Amount::*resource, double q) const;
+    double projected_memory() const;
+    double horizon_samples() const;
+    Amount size(Amount want) const;
+    double cpu_margin() const;
+    double memory_margin() const;
+    static double usage_floor(double usage, double headroom, double margin);
+    Allocation provision(Amount sized) const;
+    double step_bounded(double wanted, double in_force, double keep) const;
+    void adapt(const Sample& sample);
+    void follow_phase(const Sample& sample);
+    void enter(int phase);
+    void remember(int phase, Amount usage);
 
-  const model::PhaseModel* model_;
-  PhaseOptions options_;
-  std::size_t cpu_column_, memory_column_;
-  std::optional<model::PhaseStream> stream_;
-  WindowRecommender fallback_;
-  std::optional<int> stable_;
-  int candidate_ = -1, candidate_run_ = 0;
-  bool unknown_ = true;        // the last sample had no known phase
-  std::size_t visit_samples_ = 0;
-  std::size_t unknown_samples_ = 0;
-  Amount latest_usage_;
-  double cpu_in_force_ = 0;     // the CPU request in force at the latest sample
-  double memory_in_force_ = 0;  // the memory request in force at the latest sample
-  std::size_t observed_ = 0;    // samples observed
-  Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
-  double earlier_peak_memory_ = 0;  // the most memory used before those samples
-  // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
-  std::vector<Ring<Amount>> seen_in_phase_;
-  double oom_floor_ = 0;
-  Margins adapted_;  // added to the margins by the online risk targets
-  std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
+    const model::PhaseModel* model_;
+    PhaseOptions options_;
+    std::size_t cpu_column_, memory_column_;
+    std::optional<model::PhaseStream> stream_;
+    WindowRecommender fallback_;
+    std::optional<int> stable_;
+    int candidate_ = -1, candidate_run_ = 0;
+    bool unknown_ = true;  // the last sample had no known phase
+    std::size_t visit_samples_ = 0;
+    std::size_t unknown_samples_ = 0;
+    Amount latest_usage_;
+    double cpu_in_force_ = 0;     // the CPU request in force at the latest sample
+    double memory_in_force_ = 0;  // the memory request in force at the latest sample
+    std::size_t observed_ = 0;    // samples observed
+    Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
+    double earlier_peak_memory_ = 0;                 // the most memory used before those samples
+    // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
+    std::vector<Ring<Amount>> seen_in_phase_;
+    double oom_floor_ = 0;
+    Margins adapted_;                 // added to the margins by the online risk targets
+    std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
 };
 
 }  // namespace phasescale::policy

@@ -13,54 +13,55 @@ namespace phasescale::policy {
 
 // CPU in cores, memory in bytes.
 struct Amount {
-  double cpu = 0;
-  double memory = 0;
+    double cpu = 0;
+    double memory = 0;
 };
 
 struct Allocation {
-  Amount request;
-  Amount limit;
+    Amount request;
+    Amount limit;
 };
 
 struct Sample {
-  double timestamp = 0;    // unix seconds
-  Amount usage;            // CPU cores in use, memory working set
-  Amount allocated;        // the request in force while this sample was taken
-  Amount limit;            // the limit in force (0: none)
-  bool oom_killed = false; // the container was OOM-killed during this sample (usage crossed the limit)
-  // The phase model's features of this sample (raw, model order), for `phase`; may be null.
-  const double* features = nullptr;
-  // For `oracle` only: this sample's phase, known in advance (-1: none).
-  int known_phase = -1;
+    double timestamp = 0;  // unix seconds
+    Amount usage;          // CPU cores in use, memory working set
+    Amount allocated;      // the request in force while this sample was taken
+    Amount limit;          // the limit in force (0: none)
+    bool oom_killed =
+        false;  // the container was OOM-killed during this sample (usage crossed the limit)
+    // The phase model's features of this sample (raw, model order), for `phase`; may be null.
+    const double* features = nullptr;
+    // For `oracle` only: this sample's phase, known in advance (-1: none).
+    int known_phase = -1;
 };
 
 // The memory an OOM-killed container gets at least: what it was given plus min_bytes, or times
 // ratio, whichever is more (the VPA's ContainerState.RecordOOM with DefaultOOMMinBumpUp and
 // DefaultOOMBumpUpRatio). The vpa and phase recommenders both bump this way.
 struct OomBump {
-  double ratio = 1.2;
-  double min_bytes = 100.0 * 1024 * 1024;
-  double after(double given) const { return std::max(given + min_bytes, given * ratio); }
+    double ratio = 1.2;
+    double min_bytes = 100.0 * 1024 * 1024;
+    double after(double given) const { return std::max(given + min_bytes, given * ratio); }
 };
 
 // Safety margins: the recommended request is the policy's estimate times (1 + margin).
 struct Margins {
-  double cpu = 0;
-  double memory = 0;
+    double cpu = 0;
+    double memory = 0;
 };
 
 class Recommender {
- public:
-  virtual ~Recommender() = default;
-  // Learns from a sample that has happened.
-  virtual void observe(const Sample& sample) = 0;
-  // The allocation wanted from now on, given every sample observed so far; nothing while the
-  // recommender does not know enough yet (the allocation in force stays). `next` is the sample
-  // to come: only the non-causal bounds (`oracle`, `perfect`) may read it, and it is null when
-  // unknown (as in the operator).
-  virtual std::optional<Allocation> recommend(const Sample* next) = 0;
-  // Samples whose phase was unknown (the `phase` policy's fallback count).
-  virtual std::size_t unknown_phase_samples() const { return 0; }
+public:
+    virtual ~Recommender() = default;
+    // Learns from a sample that has happened.
+    virtual void observe(const Sample& sample) = 0;
+    // The allocation wanted from now on, given every sample observed so far; nothing while the
+    // recommender does not know enough yet (the allocation in force stays). `next` is the sample
+    // to come: only the non-causal bounds (`oracle`, `perfect`) may read it, and it is null when
+    // unknown (as in the operator).
+    virtual std::optional<Allocation> recommend(const Sample* next) = 0;
+    // Samples whose phase was unknown (the `phase` policy's fallback count).
+    virtual std::size_t unknown_phase_samples() const { return 0; }
 };
 
 }  // namespace phasescale::policy

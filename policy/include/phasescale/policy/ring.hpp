@@ -9,32 +9,33 @@ namespace phasescale::policy {
 
 template <class T>
 class Ring {
- public:
-  explicit Ring(std::size_t capacity = 0) : capacity_(capacity) {}
+public:
+    explicit Ring(std::size_t capacity = 0) : capacity_(capacity) {}
 
-  void push(const T& value) {
-    if (capacity_ == 0) return;
-    if (values_.size() < capacity_) {
-      values_.push_back(value);
-    } else {
-      values_[oldest_] = value;
-      oldest_ = (oldest_ + 1) % capacity_;
+    void push(const T& value) {
+        if (capacity_ == 0) return;
+        if (values_.size() < capacity_) {
+            values_.push_back(value);
+        } else {
+            values_[oldest_] = value;
+            oldest_ = (oldest_ + 1) % capacity_;
+        }
     }
-  }
-  std::size_t size() const { return values_.size(); }
-  bool empty() const { return values_.empty(); }
+    std::size_t size() const { return values_.size(); }
+    bool empty() const { return values_.empty(); }
 
-  // Oldest first.
-  std::vector<T> values() const {
-    std::vector<T> out(values_.begin() + static_cast<std::ptrdiff_t>(oldest_), values_.end());
-    out.insert(out.end(), values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(oldest_));
-    return out;
-  }
+    // Oldest first.
+    std::vector<T> values() const {
+        std::vector<T> out(values_.begin() + static_cast<std::ptrdiff_t>(oldest_), values_.end());
+        out.insert(out.end(), values_.begin(),
+                   values_.begin() + static_cast<std::ptrdiff_t>(oldest_));
+        return out;
+    }
 
- private:
-  std::size_t capacity_;
-  std::size_t oldest_ = 0;
-  std::vector<T> values_;
+private:
+    std::size_t capacity_;
+    std::size_t oldest_ = 0;
+    std::vector<T> values_;
 };
 
 }  // namespace phasescale::policy

@@ -27,65 +27,66 @@ inline constexpr double kVpaMemoryFirstBucket = 1e7, kVpaMemoryMaxValue = 1e12;
 // util.HistogramOptions of the exponential kind: bucket n >= 1 starts at
 // first_bucket * (ratio^n - 1) / (ratio - 1); the last bucket start is >= max_value.
 class ExponentialBuckets {
- public:
-  ExponentialBuckets(double max_value, double first_bucket, double ratio);
-  int count() const { return count_; }
-  int find(double value) const;  // the bucket holding value (clamped to the first/last)
-  double start(int bucket) const;
+public:
+    ExponentialBuckets(double max_value, double first_bucket, double ratio);
+    int count() const { return count_; }
+    int find(double value) const;  // the bucket holding value (clamped to the first/last)
+    double start(int bucket) const;
 
- private:
-  double first_bucket_, ratio_;
-  int count_;
+private:
+    double first_bucket_, ratio_;
+    int count_;
 };
 
 // util.decayingHistogram: a sample's weight is multiplied by 2^((t - reference) / half_life).
 class DecayingHistogram {
- public:
-  // model.epsilon = 0.001 * minSampleWeight (v1.8.1): lighter buckets count as empty.
-  static constexpr double kEpsilon = 1e-4;
-  // util.maxDecayExponent 100 (v1.8.1): renormalise before 2^exponent overflows.
-  static constexpr int kMaxDecayExponent = 100;
+public:
+    // model.epsilon = 0.001 * minSampleWeight (v1.8.1): lighter buckets count as empty.
+    static constexpr double kEpsilon = 1e-4;
+    // util.maxDecayExponent 100 (v1.8.1): renormalise before 2^exponent overflows.
+    static constexpr int kMaxDecayExponent = 100;
 
-  DecayingHistogram(const ExponentialBuckets* buckets, double half_life_s);
-  void add(double value, double weight, double time_s);
-  // Both the bucket and the total drop to 0 when less than kEpsilon is left (util.safeSubtract).
-  void subtract(double value, double weight, double time_s);
-  // The end of the bucket where the cumulative weight reaches p of the total (the start of the
-  // last bucket if it is that one); 0 when empty. Upstream's histogram.Percentile.
-  double percentile(double p) const;
-  bool empty() const;
-  double total_weight() const { return total_; }
+    DecayingHistogram(const ExponentialBuckets* buckets, double half_life_s);
+    void add(double value, double weight, double time_s);
+    // Both the bucket and the total drop to 0 when less than kEpsilon is left (util.safeSubtract).
+    void subtract(double value, double weight, double time_s);
+    // The end of the bucket where the cumulative weight reaches p of the total (the start of the
+    // last bucket if it is that one); 0 when empty. Upstream's histogram.Percentile.
+    double percentile(double p) const;
+    bool empty() const;
+    double total_weight() const { return total_; }
 
- private:
-  double decay_factor(double time_s);
-  void shift_reference(double time_s);
-  void update_min_max();
+private:
+    double decay_factor(double time_s);
+    void shift_reference(double time_s);
+    void update_min_max();
 
-  const ExponentialBuckets* buckets_;
-  double half_life_;
-  double reference_ = 0;
-  std::vector<double> weights_;
-  double total_ = 0;
-  int min_bucket_, max_bucket_;
+    const ExponentialBuckets* buckets_;
+    double half_life_;
+    double reference_ = 0;
+    std::vector<double> weights_;
+    double total_ = 0;
+    int min_bucket_, max_bucket_;
 };
 
 // The defaults of v1.8.1: the model package's constants and config.DefaultRecommenderConfig
 // (the recommender's flags), as routines.NewRecommenderController passes them on.
 struct VpaOptions {
-  double cpu_half_life_s = 24 * 3600;     // model.DefaultCPUHistogramDecayHalfLife: 24h
-  double memory_half_life_s = 24 * 3600;  // model.DefaultMemoryHistogramDecayHalfLife: 24h
-  double memory_interval_s = 24 * 3600;   // model.DefaultMemoryAggregationInterval: 24h
-  double cpu_percentile = 0.9;            // TargetCPUPercentile: 0.9 (--target-cpu-percentile)
-  double memory_percentile = 0.9;         // TargetMemoryPercentile: 0.9 (--target-memory-percentile)
-  // SafetyMarginFraction: 0.15 (--recommendation-margin-fraction). Upstream turns a negative
-  // margin into 0; here it shrinks the target, for the simulator's calibration.
-  Margins margins{0.15, 0.15};
-  double min_cpu = 0.025;                   // PodMinCPUMillicores: 25
-  double min_memory = 250.0 * 1024 * 1024;  // PodMinMemoryMb: 250 (MiB: logic multiplies by 1024 * 1024)
-  OomBump oom_bump;  // model.DefaultOOMBumpUpRatio 1.2, model.DefaultOOMMinBumpUp 100 MiB
-  // model.minSampleWeight: 0.1, the weight of every CPU sample. The request in force plays no
-  // part: a sample carries none (v1.7.0 to v1.8.1 alike).
-  double cpu_sample_weight = 0.1;
+    double cpu_half_life_s = 24 * 3600;     // model.DefaultCPUHistogramDecayHalfLife: 24h
+    double memory_half_life_s = 24 * 3600;  // model.DefaultMemoryHistogramDecayHalfLife: 24h
+    double memory_interval_s = 24 * 3600;   // model.DefaultMemoryAggregationInterval: 24h
+    double cpu_percentile = 0.9;            // TargetCPUPercentile: 0.9 (--target-cpu-percentile)
+    double memory_percentile = 0.9;  // TargetMemoryPercentile: 0.9 (--target-memory-percentile)
+    // SafetyMarginFraction: 0.15 (--recommendation-margin-fraction). Upstream turns a negative
+    // margin into 0; here it shrinks the target, for the simulator's calibration.
+    Margins margins{0.15, 0.15};
+    double min_cpu = 0.025;  // PodMinCPUMillicores: 25
+    double min_memory =
+        250.0 * 1024 * 1024;  // PodMinMemoryMb: 250 (MiB: logic multiplies by 1024 * 1024)
+    OomBump oom_bump;         // model.DefaultOOMBumpUpRatio 1.2, model.DefaultOOMMinBumpUp 100 MiB
+    // model.minSampleWeight: 0.1, the weight of every CPU sample. The request in force plays no
+    // part: a sample carries none (v1.7.0 to v1.8.1 alike).
+    double cpu_sample_weight = 0.1;
 };
 
 // The histogram buckets of model.AggregationsConfig (above).
@@ -93,24 +94,24 @@ const ExponentialBuckets& vpa_cpu_buckets();
 const ExponentialBuckets& vpa_memory_buckets();
 
 class VpaRecommender : public Recommender {
- public:
-  explicit VpaRecommender(VpaOptions options = {});
-  void observe(const Sample& sample) override;
-  std::optional<Allocation> recommend(const Sample* next) override;
-  // Begins a new container of the same workload: its own memory-peak intervals and CPU sample
-  // order, the same histograms (as the VPA's aggregate state is shared by a workload's pods).
-  void start_container();
+public:
+    explicit VpaRecommender(VpaOptions options = {});
+    void observe(const Sample& sample) override;
+    std::optional<Allocation> recommend(const Sample* next) override;
+    // Begins a new container of the same workload: its own memory-peak intervals and CPU sample
+    // order, the same histograms (as the VPA's aggregate state is shared by a workload's pods).
+    void start_container();
 
- private:
-  void add_memory_peak(double usage, double time_s, bool oom);
+private:
+    void add_memory_peak(double usage, double time_s, bool oom);
 
-  VpaOptions options_;
-  DecayingHistogram cpu_, memory_;
-  double last_cpu_time_ = -1e300;
-  double last_memory_time_ = -1e300;
-  double window_end_ = 0;  // end of the current memory aggregation interval
-  bool have_window_ = false;
-  double memory_peak_ = 0, oom_peak_ = 0;
+    VpaOptions options_;
+    DecayingHistogram cpu_, memory_;
+    double last_cpu_time_ = -1e300;
+    double last_memory_time_ = -1e300;
+    double window_end_ = 0;  // end of the current memory aggregation interval
+    bool have_window_ = false;
+    double memory_peak_ = 0, oom_peak_ = 0;
 };
 
 }  // namespace phasescale::policy

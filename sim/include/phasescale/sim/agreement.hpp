@@ -15,10 +15,10 @@ namespace phasescale::sim {
 // moment the program entered that phase. The header row `unix_time,phase,epoch` is optional (the
 // torch runs' files have none); epoch may be empty.
 struct PhaseLog {
-  std::string source;               // file it was read from
-  std::vector<double> times;        // unix seconds
-  std::vector<std::string> phases;  // label entered at each time
-  std::vector<int> epochs;          // -1 where empty
+    std::string source;               // file it was read from
+    std::vector<double> times;        // unix seconds
+    std::vector<std::string> phases;  // label entered at each time
+    std::vector<int> epochs;          // -1 where empty
 };
 
 // Throws model::InputError "FILE:LINE: message" for a missing or empty file, a bad header, a row
@@ -27,13 +27,13 @@ PhaseLog read_phase_log(const std::string& path);
 
 // Small integers for phase labels, shared across executions so that pooled labelings agree.
 class PhaseIds {
- public:
-  int id(const std::string& label);
-  const std::vector<std::string>& labels() const { return labels_; }
+public:
+    int id(const std::string& label);
+    const std::vector<std::string>& labels() const { return labels_; }
 
- private:
-  std::unordered_map<std::string, int> ids_;
-  std::vector<std::string> labels_;
+private:
+    std::unordered_map<std::string, int> ids_;
+    std::vector<std::string> labels_;
 };
 
 // The true phase of each sample: a sample at t whose interval from the previous sample is d

@@ -12,12 +12,12 @@
 namespace phasescale::sim {
 
 struct ClusterReport {
-  std::string jobs_source;  // what the jobs came from, for the reader
-  std::string load_source;
-  ClusterOptions options;
-  std::size_t jobs = 0;
-  double offered_gpus = 0;  // average GPUs the jobs ask for at base demand over the horizon
-  std::vector<ClusterResult> results;  // in the order asked
+    std::string jobs_source;  // what the jobs came from, for the reader
+    std::string load_source;
+    ClusterOptions options;
+    std::size_t jobs = 0;
+    double offered_gpus = 0;  // average GPUs the jobs ask for at base demand over the horizon
+    std::vector<ClusterResult> results;  // in the order asked
 };
 
 // {"policies": {"<name>": {"avg_queue_s", "p95_queue_s", "avg_jct_s", "p95_jct_s", "gpu_usage",

@@ -24,11 +24,14 @@ public:
     virtual std::vector<nlohmann::json> vpas(const std::string& ns) = 0;
 
     // The writes; each throws on failure. They run on the write queue's workers.
-    virtual void resize(const std::string& ns, const std::string& pod, const nlohmann::json& body) = 0;
-    virtual void patch_pod(const std::string& ns, const std::string& pod, const nlohmann::json& merge_patch) = 0;
-    virtual void patch_status(const std::string& ns, const std::string& autoscaler, const nlohmann::json& status) = 0;
-    virtual void record_event(const kube::ObjectReference& pod, kube::EventType type, const std::string& reason,
-                              const std::string& message) = 0;
+    virtual void resize(const std::string& ns, const std::string& pod,
+                        const nlohmann::json& body) = 0;
+    virtual void patch_pod(const std::string& ns, const std::string& pod,
+                           const nlohmann::json& merge_patch) = 0;
+    virtual void patch_status(const std::string& ns, const std::string& autoscaler,
+                              const nlohmann::json& status) = 0;
+    virtual void record_event(const kube::ObjectReference& pod, kube::EventType type,
+                              const std::string& reason, const std::string& message) = 0;
 };
 
 // The API server, through `client`; writes carry `field_manager`.

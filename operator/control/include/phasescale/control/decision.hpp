@@ -41,19 +41,22 @@ policy::ContainerBounds container_bounds(const ContainerPolicy& policy);
 // Clamps `recommendation` to the policy's bounds and keeps the uncontrolled resources and
 // values as they are. With RequestsAndLimits a limit keeps its ratio to the request (limits
 // equal to requests stay equal); with RequestsOnly the request never exceeds the limit.
-ContainerTarget target_for(const ContainerResources& current, const policy::Allocation& recommendation,
-                           const ContainerPolicy& policy, double min_change);
+ContainerTarget target_for(const ContainerResources& current,
+                           const policy::Allocation& recommendation, const ContainerPolicy& policy,
+                           double min_change);
 
 // Per pod: when it was last resized, and the backoff while the kubelet has not finished (or
 // cannot do) a resize.
 struct PodGate {
     std::optional<double> last_resize;  // unix seconds
-    bool oom_since_resize = false;      // a container was OOM-killed since: more memory skips the cooldown
+    bool oom_since_resize =
+        false;  // a container was OOM-killed since: more memory skips the cooldown
     int backoff_level = 0;
     double backoff_until = 0;
 };
 
-// Backoff while a pod reports a pending or in-progress resize: kBackoffInitial doubling up to kBackoffMax.
+// Backoff while a pod reports a pending or in-progress resize: kBackoffInitial doubling up to
+// kBackoffMax.
 inline constexpr double kBackoffInitialSeconds = 5;
 inline constexpr double kBackoffMaxSeconds = 300;
 // Where the level stops counting: the delay reached kBackoffMaxSeconds long before (5 s x 2^6),
@@ -80,8 +83,8 @@ struct PodDecision {
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
 // gives some container more memory after an OOM kill goes ahead (policy::Actuator's rule).
-PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets, double cooldown_seconds,
-                       PodGate& gate, double now);
+PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
+                       double cooldown_seconds, PodGate& gate, double now);
 
 // The body for pods/<name>/resize (strategic merge): requests, and limits for RequestsAndLimits,
 // of the controlled resources, as quantity strings.
@@ -93,8 +96,8 @@ json recommendation_json(const std::vector<ContainerTarget>& targets);
 // Whether `targets` differ from the recommendation annotation a pod carries (its text, if any)
 // by more than `min_change` in a request, or in their containers: only then is the annotation
 // rewritten, so that small moves of a recommendation cost no API write.
-bool recommendation_moved(const std::optional<std::string>& annotated, const std::vector<ContainerTarget>& targets,
-                          double min_change);
+bool recommendation_moved(const std::optional<std::string>& annotated,
+                          const std::vector<ContainerTarget>& targets, double min_change);
 
 inline constexpr const char* kPhaseLabel = "phasescale.io/phase";
 inline constexpr const char* kPhaseNameAnnotation = "phasescale.io/phase-name";

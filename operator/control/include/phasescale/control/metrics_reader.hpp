@@ -20,13 +20,15 @@ public:
     virtual std::string default_url() const = 0;
     // Failed queries are in the snapshot's failures; throws only for a server that cannot be
     // asked at all (a bad URL).
-    virtual prom::FeatureSnapshot features(const std::string& url, const prom::FeatureQueries& queries,
+    virtual prom::FeatureSnapshot features(const std::string& url,
+                                           const prom::FeatureQueries& queries,
                                            const std::string& ns, std::chrono::milliseconds window,
                                            const prom::QueryOptions& options) = 0;
     // Throws when the range queries fail.
-    virtual prom::FeatureHistory history(const std::string& url, const prom::FeatureQueries& queries,
-                                         const std::string& ns, std::chrono::milliseconds window,
-                                         prom::TimePoint start, prom::TimePoint end, std::chrono::milliseconds step,
+    virtual prom::FeatureHistory history(const std::string& url,
+                                         const prom::FeatureQueries& queries, const std::string& ns,
+                                         std::chrono::milliseconds window, prom::TimePoint start,
+                                         prom::TimePoint end, std::chrono::milliseconds step,
                                          const prom::QueryOptions& options) = 0;
 };
 

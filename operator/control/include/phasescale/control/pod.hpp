@@ -27,7 +27,8 @@ struct ContainerResources {
 // Reduces a pod to what the functions here and the controller read: identity, labels, owner,
 // the phasescale.io annotations, containers' resources and resize policies, node, phase,
 // conditions and container statuses. The informer stores pods in this form (a tenth of their
-// size); with loans on, the loan controller reads the same cache (it keeps all loan::trim_pod does).
+// size); with loans on, the loan controller reads the same cache (it keeps all loan::trim_pod
+// does).
 void trim_pod(json& pod);
 
 // Running and not being deleted.
@@ -38,13 +39,16 @@ std::string pod_uid(const json& pod);
 
 // spec.containers[].resources, in spec order.
 std::vector<ContainerResources> container_resources(const json& pod);
-std::optional<ContainerResources> container_resources(const json& pod, const std::string& container);
+std::optional<ContainerResources> container_resources(const json& pod,
+                                                      const std::string& container);
 
 // The QoS class Kubernetes gives these containers: "Guaranteed", "Burstable" or "BestEffort".
 std::string qos_class(const std::vector<ContainerResources>& containers);
 
-// The container's resizePolicy for "cpu" or "memory": "NotRequired" (the default) or "RestartContainer".
-std::string resize_policy(const json& pod, const std::string& container, const std::string& resource);
+// The container's resizePolicy for "cpu" or "memory": "NotRequired" (the default) or
+// "RestartContainer".
+std::string resize_policy(const json& pod, const std::string& container,
+                          const std::string& resource);
 
 // A pod condition that says a resize is still under way or cannot be done now.
 struct ResizeCondition {

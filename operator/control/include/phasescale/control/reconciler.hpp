@@ -62,20 +62,24 @@ struct ReconcilerOptions {
 
 // Whether a spec's prometheus.url ("" is the operator's own) is one the installer allowed. URLs
 // compare without trailing slashes.
-bool prometheus_allowed(const std::string& url, const std::string& own, const std::vector<std::string>& allowed);
+bool prometheus_allowed(const std::string& url, const std::string& own,
+                        const std::vector<std::string>& allowed);
 
 // Optional callbacks, for the operator's own metrics and logs. Called on the tick's thread, but
 // api_request, which the write workers call too.
 struct ReconcilerHooks {
     std::function<void(std::size_t pods)> pods_tracked;
     std::function<void()> phase_transition;
-    // A container's sample not believed (TrackerStep::rejected: non_finite, not_positive, too_large).
+    // A container's sample not believed (TrackerStep::rejected: non_finite, not_positive,
+    // too_large).
     std::function<void(const std::string& reason)> sample_rejected;
     std::function<void(const std::string& result)> resize;  // "ok", "error", "blocked"
     std::function<void(double seconds)> inference;
     // verb: "patch", "resize", "status", "event", "get"
     std::function<void(const std::string& verb, double seconds, bool ok)> api_request;
-    std::function<void(const std::string& level, const std::string& message, const nlohmann::json& fields)> log;
+    std::function<void(const std::string& level, const std::string& message,
+                       const nlohmann::json& fields)>
+        log;
 };
 
 struct TickSummary {
@@ -85,7 +89,8 @@ struct TickSummary {
     std::size_t resizes = 0;
     std::size_t resize_errors = 0;
     std::size_t blocked = 0;
-    // Writes queued anew (one that replaced a waiting write of the same pod or status is not counted).
+    // Writes queued anew (one that replaced a waiting write of the same pod or status is not
+    // counted).
     std::size_t pod_patches = 0;
     std::size_t status_updates = 0;
     std::size_t writes_completed = 0;  // writes of earlier ticks whose result this tick took in
@@ -98,16 +103,18 @@ struct TickSummary {
 };
 
 // The steps of a tick, in order, as TickSummary::step_seconds names them.
-inline const std::vector<std::string> kTickSteps = {"select", "plan", "read", "step", "decide", "status"};
+inline const std::vector<std::string> kTickSteps = {"select", "plan",   "read",
+                                                    "step",   "decide", "status"};
 
 class Reconciler {
 public:
     // `prom` is the default Prometheus (a spec's prometheus.url gets a client of its own).
-    Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options, ReconcilerHooks hooks = {});
+    Reconciler(kube::Client kube, prom::ClientConfig prom, ReconcilerOptions options,
+               ReconcilerHooks hooks = {});
     // Over any cluster and metrics (tests: in-memory ones); start() then watches nothing, and
     // tick(autoscalers, pods, now) is the way in.
-    Reconciler(std::unique_ptr<ClusterApi> cluster, std::unique_ptr<MetricsReader> metrics, ReconcilerOptions options,
-               ReconcilerHooks hooks = {});
+    Reconciler(std::unique_ptr<ClusterApi> cluster, std::unique_ptr<MetricsReader> metrics,
+               ReconcilerOptions options, ReconcilerHooks hooks = {});
     ~Reconciler();
     Reconciler(const Reconciler&) = delete;
     Reconciler& operator=(const Reconciler&) = delete;
@@ -120,8 +127,8 @@ public:
     // One pass over the informers' stores, at `now` (unix seconds).
     TickSummary tick(double now);
     // The same over given objects (tests).
-    TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers, const std::vector<kube::Store::ObjectPtr>& pods,
-                     double now);
+    TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers,
+                     const std::vector<kube::Store::ObjectPtr>& pods, double now);
     // Forgets the writes not sent yet (this replica stopped leading).
     std::size_t drop_pending_writes();
     // Blocks until every queued write was sent (tests: their results come in the next tick).
@@ -169,13 +176,15 @@ private:
         std::string metrics_error;
         std::vector<std::string> vpa_pods;  // selected, but a VerticalPodAutoscaler acts on them
         std::string refused;                // why a valid spec is not served
-        bool servable() const { return parsed.ok() && refused.empty() && model.model && metrics_error.empty(); }
+        bool servable() const {
+            return parsed.ok() && refused.empty() && model.model && metrics_error.empty();
+        }
     };
     // One namespace in a tick: its autoscalers, and what Prometheus answered for them.
     struct NamespacePass {
         std::string ns;
         std::vector<Work> work;
-        std::map<std::string, prom::FeatureQueries> queries;   // by Prometheus URL
+        std::map<std::string, prom::FeatureQueries> queries;  // by Prometheus URL
         std::map<std::string, prom::FeatureSnapshot> snapshots;
         std::map<std::string, std::optional<prom::FeatureHistory>> histories;  // read on demand
     };
@@ -190,7 +199,7 @@ private:
         std::vector<ContainerTarget> targets;
         std::optional<int> phase;  // the first tracked container's
         double phase_since = 0;
-        bool tracked = false;      // some container is under a policy
+        bool tracked = false;  // some container is under a policy
     };
     class Deadline;
 
@@ -202,54 +211,59 @@ public:
     };
 
 private:
-
     // The tick's steps, in order (each timed under its kTickSteps name).
     void begin_tick(TickSummary& summary);
     // Parses the namespace's specs and gives each the Running pods it owns.
-    std::vector<Work> select_pods(const std::string& ns, std::vector<const nlohmann::json*> autoscalers,
+    std::vector<Work> select_pods(const std::string& ns,
+                                  std::vector<const nlohmann::json*> autoscalers,
                                   const std::vector<const nlohmann::json*>& pods, double now);
     // The feature queries per Prometheus that the namespace's models need.
     void plan_queries(NamespacePass& pass);
     // One instant query per feature and Prometheus, each waiting at most what is left of the tick.
     void read_metrics(NamespacePass& pass, Deadline& deadline, TickSummary& summary);
     // Steps the trackers of the autoscaler's pods, decides and queues each pod's writes.
-    void track_pods(NamespacePass& pass, Work& work, AutoscalerState& state, Outcome& outcome, const Deadline& deadline,
-                    TickSummary& summary, double now);
+    void track_pods(NamespacePass& pass, Work& work, AutoscalerState& state, Outcome& outcome,
+                    const Deadline& deadline, TickSummary& summary, double now);
     // Steps each container's tracker on this tick's sample.
-    PodReading step_trackers(NamespacePass& pass, Work& work, const Columns& columns, const std::string& config,
-                             const nlohmann::json& pod, PodState& pod_state,
-                             AutoscalerState& state, Outcome& outcome, const Deadline& deadline, TickSummary& summary,
-                             double now);
+    PodReading step_trackers(NamespacePass& pass, Work& work, const Columns& columns,
+                             const std::string& config, const nlohmann::json& pod,
+                             PodState& pod_state, AutoscalerState& state, Outcome& outcome,
+                             const Deadline& deadline, TickSummary& summary, double now);
     // By mode: queues the resize (InPlace) and the pod's label and annotations.
-    void decide_pod_writes(const Work& work, const nlohmann::json& pod, const PodReading& reading, PodState& pod_state,
-                           AutoscalerState& state, Outcome& outcome, TickSummary& summary, double now);
+    void decide_pod_writes(const Work& work, const nlohmann::json& pod, const PodReading& reading,
+                           PodState& pod_state, AutoscalerState& state, Outcome& outcome,
+                           TickSummary& summary, double now);
     // Sets the conditions and queues the status when it changed.
-    void update_status(const NamespacePass& pass, const Work& work, AutoscalerState& state, Outcome& outcome,
-                       TickSummary& summary, double now);
+    void update_status(const NamespacePass& pass, const Work& work, AutoscalerState& state,
+                       Outcome& outcome, TickSummary& summary, double now);
     // Forgets trackers, pods and autoscalers not seen (but those of skipped namespaces).
     void forget_gone(const std::set<std::string>& skipped);
 
     // The recent samples of a restarted tracker's containers, one range query per Prometheus
     // and namespace per tick.
-    const prom::FeatureHistory* history(NamespacePass& pass, const std::string& url, const Deadline& deadline,
-                                        TickSummary& summary, double now);
+    const prom::FeatureHistory* history(NamespacePass& pass, const std::string& url,
+                                        const Deadline& deadline, TickSummary& summary, double now);
     ModelEntry load_model(const std::string& ns, const ModelRef& ref);
     // VerticalPodAutoscalers of a namespace (none when their CRD is not installed), re-read every
     // kVpaRefreshSeconds.
     const std::vector<nlohmann::json>& vpas(const std::string& ns, double now);
-    void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
+    void log(const std::string& level, const std::string& message,
+             const nlohmann::json& fields = {}) const;
     template <class F>
     auto api(const char* verb, F&& f) -> decltype(f());
     void remember(AutoscalerState& state, nlohmann::json decision);
-    void remember_targets(AutoscalerState& state, const std::string& pod, const std::vector<ContainerTarget>& targets,
-                          int phase, const std::string& action, const std::string& reason, double now);
-    void record_event(const kube::ObjectReference& pod, kube::EventType type, const std::string& reason,
-                      const std::string& message);
+    void remember_targets(AutoscalerState& state, const std::string& pod,
+                          const std::vector<ContainerTarget>& targets, int phase,
+                          const std::string& action, const std::string& reason, double now);
+    void record_event(const kube::ObjectReference& pod, kube::EventType type,
+                      const std::string& reason, const std::string& message);
     // The result of a queued resize, on the tick's thread.
-    void resize_done(const std::string& autoscaler, const std::string& pod_key, const kube::ObjectReference& pod,
-                     const PodDecision& decision, int phase, double decided, const std::string& error);
-    void set_condition(AutoscalerState& state, const std::string& type, bool status, const std::string& reason,
-                       const std::string& message, double now, long long generation);
+    void resize_done(const std::string& autoscaler, const std::string& pod_key,
+                     const kube::ObjectReference& pod, const PodDecision& decision, int phase,
+                     double decided, const std::string& error);
+    void set_condition(AutoscalerState& state, const std::string& type, bool status,
+                       const std::string& reason, const std::string& message, double now,
+                       long long generation);
 
     std::optional<kube::Client> kube_;  // for the informers; none over other clusters
     std::unique_ptr<ClusterApi> cluster_;
@@ -260,9 +274,9 @@ private:
     std::vector<std::unique_ptr<kube::Informer>> pod_informers_;
     std::shared_ptr<const model::PhaseModel> default_model_;
     std::string default_model_error_;
-    std::map<std::string, ModelEntry> models_;  // ns/id
-    std::map<std::string, Tracked> trackers_;   // ns/pod/container
-    std::map<std::string, PodState> pods_;      // ns/pod
+    std::map<std::string, ModelEntry> models_;            // ns/id
+    std::map<std::string, Tracked> trackers_;             // ns/pod/container
+    std::map<std::string, PodState> pods_;                // ns/pod
     std::map<std::string, AutoscalerState> autoscalers_;  // ns/name
     struct VpaList {
         double fetched = 0;

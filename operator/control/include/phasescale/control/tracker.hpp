@@ -36,13 +36,13 @@ struct TrackerInput {
 };
 
 struct TrackerStep {
-    bool observed = false;          // false: the sample was skipped (missing or stale metrics)
+    bool observed = false;  // false: the sample was skipped (missing or stale metrics)
     // Why a sample that was there was not believed (skipped like a missing one): "non_finite",
     // "not_positive", "too_large"; empty otherwise.
     std::string rejected;
-    bool oom_killed = false;        // a new OOM kill was seen in this sample
+    bool oom_killed = false;  // a new OOM kill was seen in this sample
     bool phase_changed = false;
-    std::optional<int> phase;       // the stable phase after this sample
+    std::optional<int> phase;                          // the stable phase after this sample
     std::optional<policy::Allocation> recommendation;  // nothing when skipped or not known yet
 };
 

@@ -11,7 +11,8 @@ class LoopWatchdog {
 public:
     using Clock = std::chrono::steady_clock;
 
-    explicit LoopWatchdog(std::chrono::milliseconds stuck_after, Clock::time_point now = Clock::now())
+    explicit LoopWatchdog(std::chrono::milliseconds stuck_after,
+                          Clock::time_point now = Clock::now())
         : stuck_after_(stuck_after), beat_(now.time_since_epoch().count()) {}
 
     void beat(Clock::time_point now = Clock::now()) { beat_ = now.time_since_epoch().count(); }

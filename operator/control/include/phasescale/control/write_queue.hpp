@@ -59,7 +59,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable_any wake_;  // work to do, or stopping
     std::condition_variable idle_;
-    std::deque<std::string> order_;      // waiting keys, oldest first
+    std::deque<std::string> order_;  // waiting keys, oldest first
     std::map<std::string, Item> waiting_;
     std::set<std::string> running_;
     std::vector<Finished> finished_;

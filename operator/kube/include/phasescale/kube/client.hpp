@@ -59,8 +59,8 @@ enum class PatchType {
 
 struct PatchOptions {
     std::string field_manager;
-    bool force = false;        // server-side apply: take over fields other managers own
-    std::string subresource;   // "status", "resize", "scale", ...
+    bool force = false;       // server-side apply: take over fields other managers own
+    std::string subresource;  // "status", "resize", "scale", ...
     bool dry_run = false;
 };
 
@@ -73,7 +73,8 @@ struct DeleteOptions {
 };
 
 struct WatchOptions {
-    std::string resource_version;  // where to start; "" means "now" (after a synthetic ADDED of every object)
+    std::string resource_version;  // where to start; "" means "now" (after a synthetic ADDED of
+                                   // every object)
     std::string label_selector;
     std::string field_selector;
     bool allow_bookmarks = true;
@@ -137,8 +138,8 @@ public:
     json get(const Resource& resource, std::string_view ns, std::string_view name,
              std::string_view subresource = {}, const RequestOptions& request = {}) const;
     // nullopt instead of NotFound.
-    std::optional<json> try_get(const Resource& resource, std::string_view ns, std::string_view name,
-                                const RequestOptions& request = {}) const;
+    std::optional<json> try_get(const Resource& resource, std::string_view ns,
+                                std::string_view name, const RequestOptions& request = {}) const;
 
     // One page: a List with items, metadata.resourceVersion and metadata.continue.
     json list(const Resource& resource, std::string_view ns, const ListOptions& options = {},
@@ -148,21 +149,25 @@ public:
     // starts again with a full list. `each_item`, if given, is applied to every item as its page
     // arrives (an informer trims objects there, so the whole list is never held in full).
     json list_all(const Resource& resource, std::string_view ns, ListOptions options = {},
-                  const RequestOptions& request = {}, const std::function<void(json& item)>& each_item = {}) const;
+                  const RequestOptions& request = {},
+                  const std::function<void(json& item)>& each_item = {}) const;
 
-    json create(const Resource& resource, std::string_view ns, const json& body, const WriteOptions& options = {},
-                const RequestOptions& request = {}) const;
+    json create(const Resource& resource, std::string_view ns, const json& body,
+                const WriteOptions& options = {}, const RequestOptions& request = {}) const;
     // PUT of the whole object (its metadata.name; metadata.resourceVersion makes it conditional).
-    json update(const Resource& resource, std::string_view ns, const json& body, const WriteOptions& options = {},
-                const RequestOptions& request = {}) const;
+    json update(const Resource& resource, std::string_view ns, const json& body,
+                const WriteOptions& options = {}, const RequestOptions& request = {}) const;
     // PUT of the status subresource.
     json update_status(const Resource& resource, std::string_view ns, const json& body,
                        const WriteOptions& options = {}, const RequestOptions& request = {}) const;
-    json patch(const Resource& resource, std::string_view ns, std::string_view name, const json& patch,
-               PatchType type, const PatchOptions& options = {}, const RequestOptions& request = {}) const;
-    // Server-side apply of `body` (apiVersion, kind, metadata.name and the fields this manager owns).
-    json apply(const Resource& resource, std::string_view ns, const json& body, const std::string& field_manager,
-               bool force = false, std::string_view subresource = {}, const RequestOptions& request = {}) const;
+    json patch(const Resource& resource, std::string_view ns, std::string_view name,
+               const json& patch, PatchType type, const PatchOptions& options = {},
+               const RequestOptions& request = {}) const;
+    // Server-side apply of `body` (apiVersion, kind, metadata.name and the fields this manager
+    // owns).
+    json apply(const Resource& resource, std::string_view ns, const json& body,
+               const std::string& field_manager, bool force = false,
+               std::string_view subresource = {}, const RequestOptions& request = {}) const;
     // Returns what the server returned (the object, with deletionTimestamp if it has finalizers
     // or a grace period, or a Status).
     json remove(const Resource& resource, std::string_view ns, std::string_view name,
@@ -170,24 +175,28 @@ public:
 
     // pods/NAME/resize: a strategic merge patch of spec.containers[].resources (by default).
     json resize(std::string_view ns, std::string_view pod, const json& patch,
-                PatchType type = PatchType::StrategicMerge, const RequestOptions& request = {}) const;
-    // pods/NAME/eviction (policy/v1 Eviction): 429 TooManyRequests if a disruption budget forbids it.
+                PatchType type = PatchType::StrategicMerge,
+                const RequestOptions& request = {}) const;
+    // pods/NAME/eviction (policy/v1 Eviction): 429 TooManyRequests if a disruption budget forbids
+    // it.
     void evict(std::string_view ns, std::string_view pod, const DeleteOptions& options = {},
                const RequestOptions& request = {}) const;
-    // The scale subresource (autoscaling/v1 Scale) of a Deployment or a custom resource that has one.
+    // The scale subresource (autoscaling/v1 Scale) of a Deployment or a custom resource that has
+    // one.
     json get_scale(const Resource& resource, std::string_view ns, std::string_view name,
                    const RequestOptions& request = {}) const;
-    json set_scale(const Resource& resource, std::string_view ns, std::string_view name, int replicas,
-                   const RequestOptions& request = {}) const;
+    json set_scale(const Resource& resource, std::string_view ns, std::string_view name,
+                   int replicas, const RequestOptions& request = {}) const;
 
     // Starts a watch; throws (e.g. Gone for HTTP 410, Forbidden) if the server refuses it.
-    WatchStream watch(const Resource& resource, std::string_view ns, const WatchOptions& options = {},
-                      const RequestOptions& request = {}) const;
+    WatchStream watch(const Resource& resource, std::string_view ns,
+                      const WatchOptions& options = {}, const RequestOptions& request = {}) const;
 
     // Any request: `path` is the URL path, `query` is percent-encoded here. A null body sends none.
     json request(const std::string& method, const std::string& path,
                  const std::map<std::string, std::string>& query = {}, const json& body = nullptr,
-                 const std::string& content_type = "application/json", const RequestOptions& request = {}) const;
+                 const std::string& content_type = "application/json",
+                 const RequestOptions& request = {}) const;
 
     // GET /version.
     json server_version(const RequestOptions& request = {}) const;

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,13 +60,17 @@ struct Config {
 
     // A kubeconfig file; an empty context means current-context. Relative file paths in it are
     // relative to the kubeconfig's folder, as kubectl reads them.
-    static Config from_kubeconfig(const std::filesystem::path& file, const std::string& context = {});
+    static Config from_kubeconfig(const std::filesystem::path& file,
+                                  const std::string& context = {});
     // Several kubeconfig files merged as kubectl merges KUBECONFIG=a:b (the first file that sets
     // a name or current-context wins).
-    static Config from_kubeconfig(const std::vector<std::filesystem::path>& files, const std::string& context = {});
-    // A kubeconfig given as text; `origin` names it in messages, `base_dir` resolves relative paths.
+    static Config from_kubeconfig(const std::vector<std::filesystem::path>& files,
+                                  const std::string& context = {});
+    // A kubeconfig given as text; `origin` names it in messages, `base_dir` resolves relative
+    // paths.
     static Config from_kubeconfig_text(const std::string& yaml, const std::string& origin,
-                                       const std::filesystem::path& base_dir, const std::string& context = {});
+                                       const std::filesystem::path& base_dir,
+                                       const std::string& context = {});
 
     // Inside a pod: KUBERNETES_SERVICE_HOST/_PORT and the service account's token, ca.crt and
     // namespace in `service_account_dir`.

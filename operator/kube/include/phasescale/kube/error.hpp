@@ -57,8 +57,9 @@ public:
 // server's own message; status_object(): the whole Status (details.causes for 422).
 class ApiError : public Error {
 public:
-    ApiError(int status, std::string reason, std::string api_message, std::string method, std::string path,
-             nlohmann::json status_object = {}, std::optional<std::chrono::seconds> retry_after = {});
+    ApiError(int status, std::string reason, std::string api_message, std::string method,
+             std::string path, nlohmann::json status_object = {},
+             std::optional<std::chrono::seconds> retry_after = {});
     int status() const { return status_; }
     const std::string& reason() const { return reason_; }
     const std::string& api_message() const { return api_message_; }
@@ -78,15 +79,42 @@ private:
     std::optional<std::chrono::seconds> retry_after_;
 };
 
-class BadRequest : public ApiError { public: using ApiError::ApiError; };       // 400
-class Unauthorized : public ApiError { public: using ApiError::ApiError; };     // 401
-class Forbidden : public ApiError { public: using ApiError::ApiError; };        // 403
-class NotFound : public ApiError { public: using ApiError::ApiError; };         // 404
-class Conflict : public ApiError { public: using ApiError::ApiError; };         // 409 (reason AlreadyExists or Conflict)
-class Gone : public ApiError { public: using ApiError::ApiError; };             // 410 (resourceVersion or continue token expired)
-class Invalid : public ApiError { public: using ApiError::ApiError; };          // 422
-class TooManyRequests : public ApiError { public: using ApiError::ApiError; };  // 429
-class ServerError : public ApiError { public: using ApiError::ApiError; };      // 5xx
+class BadRequest : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 400
+class Unauthorized : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 401
+class Forbidden : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 403
+class NotFound : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 404
+class Conflict : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 409 (reason AlreadyExists or Conflict)
+class Gone : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 410 (resourceVersion or continue token expired)
+class Invalid : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 422
+class TooManyRequests : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 429
+class ServerError : public ApiError {
+public:
+    using ApiError::ApiError;
+};  // 5xx
 
 // Throws the ApiError subclass for `status`, built from a response body (a Status object when the
 // server sent one, else the raw text).
@@ -95,6 +123,7 @@ class ServerError : public ApiError { public: using ApiError::ApiError; };      
                                   std::optional<std::chrono::seconds> retry_after = {});
 
 // Throws the ApiError subclass for a Status object (a watch ERROR event).
-[[noreturn]] void throw_status(const nlohmann::json& status, const std::string& method, const std::string& path);
+[[noreturn]] void throw_status(const nlohmann::json& status, const std::string& method,
+                               const std::string& path);
 
 }  // namespace phasescale::kube

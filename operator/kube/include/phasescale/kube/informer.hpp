@@ -49,7 +49,7 @@ std::string object_key(const json& object);
 struct ListChanges {
     std::vector<Store::ObjectPtr> added;
     std::vector<std::pair<Store::ObjectPtr, Store::ObjectPtr>> updated;  // old, new
-    std::vector<Store::ObjectPtr> deleted;                              // as last known
+    std::vector<Store::ObjectPtr> deleted;                               // as last known
 };
 
 // Makes `store` equal to a fresh list's items: keys not listed are erased; an object whose
@@ -84,11 +84,11 @@ struct InformerOptions {
 
 // What happened so far, for logs and tests.
 struct InformerStats {
-    std::uint64_t lists = 0;          // completed lists (the first one and every relist)
-    std::uint64_t watches = 0;        // watch requests that got a stream
-    std::uint64_t gone = 0;           // 410 Gone answers (HTTP or ERROR event)
-    std::uint64_t errors = 0;         // other failed list or watch attempts
-    std::uint64_t events = 0;         // watch events applied (bookmarks excluded)
+    std::uint64_t lists = 0;    // completed lists (the first one and every relist)
+    std::uint64_t watches = 0;  // watch requests that got a stream
+    std::uint64_t gone = 0;     // 410 Gone answers (HTTP or ERROR event)
+    std::uint64_t errors = 0;   // other failed list or watch attempts
+    std::uint64_t events = 0;   // watch events applied (bookmarks excluded)
     std::uint64_t resyncs = 0;
 };
 

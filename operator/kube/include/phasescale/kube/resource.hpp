@@ -18,7 +18,8 @@ struct Resource {
     std::string api_version() const;
     // /api/v1[/namespaces/NS]/PLURAL[/NAME[/SUBRESOURCE]] or /apis/GROUP/VERSION/...; an empty
     // namespace means all namespaces (list, watch); cluster-scoped resources ignore it.
-    std::string path(std::string_view ns, std::string_view name = {}, std::string_view subresource = {}) const;
+    std::string path(std::string_view ns, std::string_view name = {},
+                     std::string_view subresource = {}) const;
 };
 
 namespace resources {
@@ -30,9 +31,10 @@ inline const Resource service_accounts{"", "v1", "serviceaccounts", "ServiceAcco
 inline const Resource config_maps{"", "v1", "configmaps", "ConfigMap", true};
 inline const Resource leases{"coordination.k8s.io", "v1", "leases", "Lease", true};
 inline const Resource deployments{"apps", "v1", "deployments", "Deployment", true};
-inline const Resource custom_resource_definitions{"apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                                                  "CustomResourceDefinition", false};
-inline const Resource phase_autoscalers{"phasescale.io", "v1alpha1", "phaseautoscalers", "PhaseAutoscaler", true};
+inline const Resource custom_resource_definitions{
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false};
+inline const Resource phase_autoscalers{"phasescale.io", "v1alpha1", "phaseautoscalers",
+                                        "PhaseAutoscaler", true};
 }  // namespace resources
 
 // "namespace/name", or "name" for cluster-scoped objects: the key of informer stores.

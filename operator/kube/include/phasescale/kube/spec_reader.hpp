@@ -21,17 +21,21 @@ struct SpecReader {
     static bool present(const nlohmann::json& parent, const char* key);
 
     // Each returns nothing when the key is absent (or null), or holds the wrong type (a message).
-    const nlohmann::json* object(const nlohmann::json& parent, const char* key, const std::string& field,
-                                 bool required = false);
-    std::optional<std::string> string(const nlohmann::json& parent, const char* key, const std::string& field);
+    const nlohmann::json* object(const nlohmann::json& parent, const char* key,
+                                 const std::string& field, bool required = false);
+    std::optional<std::string> string(const nlohmann::json& parent, const char* key,
+                                      const std::string& field);
     // Within [lo, hi]; `integer` refuses fractions.
-    std::optional<double> number(const nlohmann::json& parent, const char* key, const std::string& field, double lo,
-                                 double hi, bool integer = false);
-    std::optional<int> integer(const nlohmann::json& parent, const char* key, const std::string& field, int lo, int hi);
-    std::optional<bool> boolean(const nlohmann::json& parent, const char* key, const std::string& field);
+    std::optional<double> number(const nlohmann::json& parent, const char* key,
+                                 const std::string& field, double lo, double hi,
+                                 bool integer = false);
+    std::optional<int> integer(const nlohmann::json& parent, const char* key,
+                               const std::string& field, int lo, int hi);
+    std::optional<bool> boolean(const nlohmann::json& parent, const char* key,
+                                const std::string& field);
     // A metav1.LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist).
-    void selector(const nlohmann::json& parent, const char* key, const std::string& field, LabelSelector& out,
-                  bool required);
+    void selector(const nlohmann::json& parent, const char* key, const std::string& field,
+                  LabelSelector& out, bool required);
 };
 
 }  // namespace phasescale::kube

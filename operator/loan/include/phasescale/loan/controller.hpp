@@ -32,7 +32,8 @@
 namespace phasescale::loan {
 
 namespace resources {
-inline const kube::Resource capacity_loans{"phasescale.io", "v1alpha1", "capacityloans", "CapacityLoan", false};
+inline const kube::Resource capacity_loans{"phasescale.io", "v1alpha1", "capacityloans",
+                                           "CapacityLoan", false};
 }
 
 struct ControllerOptions {
@@ -49,7 +50,9 @@ struct ControllerOptions {
 inline constexpr const char* kPodFieldSelector = "status.phase!=Succeeded,status.phase!=Failed";
 
 struct ControllerHooks {
-    std::function<void(const std::string& level, const std::string& message, const nlohmann::json& fields)> log;
+    std::function<void(const std::string& level, const std::string& message,
+                       const nlohmann::json& fields)>
+        log;
 };
 
 struct ReconcileSummary {
@@ -118,7 +121,8 @@ private:
     // The Ready condition; writes the status when it changed.
     void update_status(Pass& pass, double now, ReconcileSummary& sum);
 
-    void log(const std::string& level, const std::string& message, const nlohmann::json& fields = {}) const;
+    void log(const std::string& level, const std::string& message,
+             const nlohmann::json& fields = {}) const;
     void event(const kube::ObjectReference& object, kube::EventType type, const std::string& reason,
                const std::string& message);
     void decide(LoanState& state, double now, const std::string& action, const std::string& object,
@@ -143,8 +147,8 @@ void trim_pod(nlohmann::json& pod);
 // A job's annotations (kMinReplicasAnnotation...) over its CapacityLoan entry's values in `v`:
 // replicas only within [1, source.max_replicas], GPUs per worker within [1, 1024]; a value out
 // of bounds leaves the entry's and adds a problem naming `who`.
-void apply_job_annotations(const nlohmann::json& annotations, const JobSource& source, const std::string& who,
-                           JobView& v, std::vector<std::string>& problems);
+void apply_job_annotations(const nlohmann::json& annotations, const JobSource& source,
+                           const std::string& who, JobView& v, std::vector<std::string>& problems);
 
 // The sum of the containers' requests of `resource` (whole units) in a pod.
 int pod_requests(const nlohmann::json& pod, const std::string& resource);

@@ -18,9 +18,11 @@
 namespace phasescale::loan {
 
 // The labels and taints of the loan protocol (README.md).
-inline constexpr const char* kLoanedLabel = "phasescale.io/loaned";            // "true" while loaned
-inline constexpr const char* kInferenceOnlyTaint = "phasescale.io/inference-only";  // NoSchedule, while not loaned
-inline constexpr const char* kReturnedTaint = "phasescale.io/returned";            // NoSchedule, since the last return
+inline constexpr const char* kLoanedLabel = "phasescale.io/loaned";  // "true" while loaned
+inline constexpr const char* kInferenceOnlyTaint =
+    "phasescale.io/inference-only";  // NoSchedule, while not loaned
+inline constexpr const char* kReturnedTaint =
+    "phasescale.io/returned";  // NoSchedule, since the last return
 // Annotations on an elastic job's object, overriding the CapacityLoan's defaults.
 inline constexpr const char* kMinReplicasAnnotation = "phasescale.io/min-replicas";
 inline constexpr const char* kMaxReplicasAnnotation = "phasescale.io/max-replicas";
@@ -78,15 +80,15 @@ struct LoanInputs {
 };
 
 struct LoanPlan {
-    int target_loaned = 0;                // nodes that may be loaned now
-    std::vector<std::size_t> loan;        // inference nodes to loan, in name order
-    std::vector<std::size_t> ret;         // inference nodes to return, in reclaim order
+    int target_loaned = 0;                     // nodes that may be loaned now
+    std::vector<std::size_t> loan;             // inference nodes to loan, in name order
+    std::vector<std::size_t> ret;              // inference nodes to return, in reclaim order
     std::vector<policy::ReclaimStep> reclaim;  // per returned node (server = index into inference)
-    std::vector<bool> loaned_after;       // per inference node
-    std::vector<bool> returned_after;     // per inference node
-    std::vector<std::size_t> evict;       // training pods that must go
-    int spare_gpus = 0;                   // for elastic workers above the minimums
-    std::vector<int> replicas;            // per job: the replicas to set (inelastic: unchanged)
+    std::vector<bool> loaned_after;            // per inference node
+    std::vector<bool> returned_after;          // per inference node
+    std::vector<std::size_t> evict;            // training pods that must go
+    int spare_gpus = 0;                        // for elastic workers above the minimums
+    std::vector<int> replicas;  // per job: the replicas to set (inelastic: unchanged)
 };
 
 // Whether a node runs no inference pod (system pods do not count; training pods do not either).
@@ -97,17 +99,19 @@ bool idle(const std::string& node, const std::vector<PodView>& pods);
 int loan_target(const std::vector<NodeView>& inference, int required_servers, int headroom_servers);
 
 // Idle, schedulable, not loaned inference nodes to loan, `count` at most, in name order.
-std::vector<std::size_t> choose_loans(const std::vector<NodeView>& inference, const std::vector<PodView>& pods,
-                                      std::size_t count);
+std::vector<std::size_t> choose_loans(const std::vector<NodeView>& inference,
+                                      const std::vector<PodView>& pods, std::size_t count);
 
 // `count` loaned inference nodes to return, chosen by policy::plan_reclaim on the training pods
 // they hold (empty first, then those whose elastic jobs only shrink, then least preemption cost).
 std::vector<policy::ReclaimStep> choose_returns(const std::vector<NodeView>& inference,
-                                                const std::vector<PodView>& pods, const std::vector<JobView>& jobs,
+                                                const std::vector<PodView>& pods,
+                                                const std::vector<JobView>& jobs,
                                                 std::size_t count);
 
 // The training pods on nodes that are returned (returned_after): those must go; nothing else.
-std::vector<std::size_t> pods_to_evict(const std::vector<NodeView>& inference, const std::vector<bool>& returned_after,
+std::vector<std::size_t> pods_to_evict(const std::vector<NodeView>& inference,
+                                       const std::vector<bool>& returned_after,
                                        const std::vector<PodView>& pods);
 
 // GPUs left for elastic workers above their minimums: the GPUs of the training pool and of the

@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 #include <phasescale/kube/json.hpp>
-#include <phasescale/kube/selector.hpp>
 #include <phasescale/kube/resource.hpp>
+#include <phasescale/kube/selector.hpp>
 
 namespace phasescale::loan {
 
+using kube::labels_of;
 using kube::LabelSelector;
 using kube::SelectorRequirement;
-using kube::labels_of;
 
 // Where elastic training jobs are: objects of one resource that has a scale subresource (a
 // Deployment, a StatefulSet, a custom resource), selected by labels, with the defaults their
@@ -35,8 +35,8 @@ struct JobSource {
 struct LoanSpec {
     LabelSelector inference_nodes;
     LabelSelector training_nodes;
-    int required_servers = 0;  // inference servers inference needs now
-    int headroom_servers = 0;  // kept idle on top of them, never loaned
+    int required_servers = 0;                    // inference servers inference needs now
+    int headroom_servers = 0;                    // kept idle on top of them, never loaned
     std::optional<LabelSelector> training_pods;  // inelastic training pods (any namespace)
     std::vector<JobSource> jobs;
     std::string gpu_resource = "nvidia.com/gpu";

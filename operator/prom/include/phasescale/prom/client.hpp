@@ -23,7 +23,7 @@ using TimePoint = std::chrono::system_clock::time_point;
 // What became of one request, for the operator's own metrics.
 enum class Outcome {
     Ok,
-    ApiError,     // Prometheus answered with an error (QueryError with an errorType or an HTTP error)
+    ApiError,  // Prometheus answered with an error (QueryError with an errorType or an HTTP error)
     BadResponse,  // an answer that could not be understood (QueryError "bad_response")
     Transport,    // no answer (TransportError)
     Timeout,      // no answer within the timeout (TransportError, timed_out())

@@ -27,15 +27,18 @@ inline constexpr std::string_view kMemoryFeature = "mem.working.set";
 
 // CPU cores used, averaged over the window.
 inline constexpr std::string_view kDefaultCpuTemplate =
-    R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="{namespace}", container!="", container!="POD"}[{window}])))";
+    R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{)"
+    R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
 // Working-set bytes now.
 inline constexpr std::string_view kDefaultMemoryTemplate =
-    R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="{namespace}", container!="", container!="POD"}))";
+    R"(max by (namespace, pod, container) (container_memory_working_set_bytes{)"
+    R"(namespace="{namespace}", container!="", container!="POD"}))";
 
 // rate() needs a few scrapes in its window, and a tick longer than that must not skip usage:
 // the window is max(kScrapesPerWindow * scrape_interval, tick).
 inline constexpr int kScrapesPerWindow = 4;
-std::chrono::milliseconds rate_window(std::chrono::milliseconds tick, std::chrono::milliseconds scrape_interval);
+std::chrono::milliseconds rate_window(std::chrono::milliseconds tick,
+                                      std::chrono::milliseconds scrape_interval);
 
 // A PromQL duration: "60s", "1500ms" (whole seconds when exact). Throws ConfigError if not > 0.
 std::string promql_duration(std::chrono::milliseconds duration);
@@ -63,7 +66,8 @@ public:
     std::vector<std::string> features() const;
 
     // The query of one feature for one namespace. Throws ConfigError for an unknown feature.
-    std::string render(std::string_view feature, std::string_view ns, std::chrono::milliseconds window) const;
+    std::string render(std::string_view feature, std::string_view ns,
+                       std::chrono::milliseconds window) const;
 
 private:
     std::vector<FeatureQuery> queries_;
@@ -91,7 +95,7 @@ struct FeatureQueryFailure {
     std::string ns;
     std::string message;  // without the text of the reply (describe_without_reply)
     bool timed_out = false;
-    std::string reply;    // the reply's own message, if any: for debug logs only
+    std::string reply;  // the reply's own message, if any: for debug logs only
 };
 
 // The features of every container found in the namespaces, at one time.
@@ -99,14 +103,15 @@ struct FeatureSnapshot {
     std::vector<std::string> features;                   // the column order
     std::map<ContainerKey, std::vector<double>> values;  // NaN: no value for that feature
     std::vector<FeatureQueryFailure> failures;
-    std::size_t queries = 0;                             // requests made
+    std::size_t queries = 0;  // requests made
 };
 
 // Runs queries.features() x namespaces instant queries. Series of another namespace than the one
 // asked are dropped. A failed query is recorded, not thrown.
 FeatureSnapshot read_features(const Client& client, const FeatureQueries& queries,
-                              const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
-                              std::optional<TimePoint> time = {}, const QueryOptions& options = {});
+                              const std::vector<std::string>& namespaces,
+                              std::chrono::milliseconds window, std::optional<TimePoint> time = {},
+                              const QueryOptions& options = {});
 
 // The same features as range queries over [start, end] every `step` (to rebuild a container's
 // recent history after a restart, or to export a trace): per container, one series per feature
@@ -121,8 +126,9 @@ struct FeatureHistory {
 };
 
 FeatureHistory read_feature_history(const Client& client, const FeatureQueries& queries,
-                                    const std::vector<std::string>& namespaces, std::chrono::milliseconds window,
-                                    TimePoint start, TimePoint end, std::chrono::milliseconds step,
+                                    const std::vector<std::string>& namespaces,
+                                    std::chrono::milliseconds window, TimePoint start,
+                                    TimePoint end, std::chrono::milliseconds step,
                                     const QueryOptions& options = {});
 
 }  // namespace phasescale::prom

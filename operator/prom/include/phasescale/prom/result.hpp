@@ -13,7 +13,7 @@ namespace phasescale::prom {
 using Labels = std::map<std::string, std::string>;
 
 struct Sample {
-    double time = 0;   // unix seconds (millisecond resolution)
+    double time = 0;  // unix seconds (millisecond resolution)
     double value = 0;
 };
 
@@ -48,8 +48,8 @@ struct QueryResult {
 // Parses a whole API answer. A "success" answer gives its result; an "error" answer, or anything
 // that is not a well-formed answer, throws QueryError carrying `query`, `url` and `http_status`
 // (error_type "bad_response" for a malformed one). Native histogram samples are skipped.
-QueryResult parse_response(std::string_view body, std::string_view query = {}, std::string_view url = {},
-                           int http_status = 0);
+QueryResult parse_response(std::string_view body, std::string_view query = {},
+                           std::string_view url = {}, int http_status = 0);
 
 // A sample value as Prometheus writes it: a decimal number, "NaN", "+Inf", "-Inf".
 // Throws std::invalid_argument for anything else.
