@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/build.sh
+# One style (.clang-format) for every C++ file: a file not formatted fails here, in seconds.
+bash scripts/format.sh --check
 # The integration tests' control plane (kube-apiserver, etcd, KWOK) is built from Go modules
 # once and cached; building it here keeps that out of every test's timeout.
 bash tests/testenv/build.sh >/dev/null
