@@ -211,10 +211,10 @@ check "deploy/ keeps the comments that justify each verb" bash -c \
 dashboard=$root/deploy/grafana/phasescale-dashboard.json
 check "the dashboard is valid JSON with unique panel ids and a datasource variable" jq -e \
     '([.panels[].id] | length == (unique | length)) and ([.templating.list[].name] | index("datasource") != null)' "$dashboard" > /dev/null
-defined=$(grep -oE 'Name\("phasescale_[a-z_]+"\)' "$root/operator/main.cpp" | sed -E 's/Name\("(.*)"\)/\1/' | sort -u)
+defined=$(grep -oE '"phasescale_[a-z_]+"' "$root/operator/metrics.cpp" | tr -d '"' | sort -u)
 used=$(jq -r '.. | .expr? // empty' "$dashboard" | grep -oE '(^|[^a-z_])phasescale_[a-z_]+' | sed -E 's/^[^p]//' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
 unknown_metrics() { comm -23 <(echo "$used") <(echo "$defined"); }
-check "every phasescale_* metric of the dashboard is defined in operator/main.cpp ($(echo $used | wc -w) used)" \
+check "every phasescale_* metric of the dashboard is defined in operator/metrics.cpp ($(echo $used | wc -w) used)" \
     test -z "$(unknown_metrics)"
 # Not a failure (the operator may gain a metric before the dashboard a panel), but said.
 missing=$(comm -13 <(echo "$used") <(echo "$defined") | tr '\n' ' ')
