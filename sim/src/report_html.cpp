@@ -1247,9 +1247,11 @@ std::string phases_section(const Report& r, int phases) {
 // The page
 
 constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#222;background:#fafafa;margin:0}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#222;
+background:#fafafa;margin:0}
 main{max-width:1320px;margin:0 auto;padding:20px 16px 40px}
-h1{font-size:26px;margin:8px 0 10px}h2{font-size:20px;margin:34px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h1{font-size:26px;margin:8px 0 10px}h2{font-size:20px;margin:34px 0 8px;
+border-bottom:1px solid #ddd;padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 2px;font-family:ui-monospace,Menlo,Consolas,monospace}
 .lead{font-size:15px;max-width:1100px}.key{font-size:18px;max-width:1100px}
 .cards{display:flex;gap:14px;flex-wrap:wrap;margin:12px 0}
@@ -1262,22 +1264,29 @@ th{font-weight:600;font-size:12px;color:#444;vertical-align:bottom;white-space:n
 table.summary{font-size:13.5px}.scroll{overflow-x:auto}
 th.group{text-align:center;border-bottom:2px solid #bbb}.first{border-left:2px solid #ddd}
 td.name{text-align:left;font-weight:600}tr.em td{background:#f2f6fd}
-.tag{font-size:11px;font-weight:400;color:#777;border:1px solid #ccc;border-radius:3px;padding:0 3px}
+.tag{font-size:11px;font-weight:400;color:#777;border:1px solid #ccc;border-radius:3px;
+padding:0 3px}
 .sw{display:inline-block;width:24px;height:0;vertical-align:middle;margin-right:6px}
-.band{display:inline-block;width:14px;height:12px;vertical-align:middle;margin-right:5px;border-radius:2px}
+.band{display:inline-block;width:14px;height:12px;vertical-align:middle;margin-right:5px;
+border-radius:2px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0;font-size:13px;align-items:center}
-.lg{cursor:pointer;user-select:none}.lg.em{font-weight:600}.lg.off{opacity:.35;text-decoration:line-through}
+.lg{cursor:pointer;user-select:none}.lg.em{font-weight:600}.lg.off{opacity:.35;
+text-decoration:line-through}
 .ph{color:#444}
 .row{display:flex;flex-wrap:wrap;gap:12px}
-svg.chart{background:#fff;border:1px solid #e2e2e2;border-radius:4px;display:block;margin:4px 0;max-width:100%;height:auto}
-svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#333}svg .note{font-size:11px;fill:#777}
+svg.chart{background:#fff;border:1px solid #e2e2e2;border-radius:4px;display:block;margin:4px 0;
+max-width:100%;height:auto}
+svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#333}svg .note{font-size:11px;
+fill:#777}
 svg .label{font-size:12px;font-weight:600}
 svg .note,svg .label{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 .hidden{display:none}
-.report-notes{background:#fff8e1;border:1px solid #f0d58c;border-radius:6px;padding:6px 14px;margin:10px 0;max-width:1100px}
+.report-notes{background:#fff8e1;border:1px solid #f0d58c;border-radius:6px;padding:6px 14px;
+margin:10px 0;max-width:1100px}
 .report-notes ul{margin:4px 0;padding-left:20px}
 h2.risk{margin-top:18px}
-.oomkey{color:#c62828;font-size:16px;font-weight:700;margin-right:4px}.clipkey{font-size:11px;margin-right:4px}
+.oomkey{color:#c62828;font-size:16px;font-weight:700;margin-right:4px}.clipkey{font-size:11px;
+margin-right:4px}
 details{margin:10px 0}summary{cursor:pointer;color:#333}
 code{font-size:12.5px}
 )";
@@ -1286,8 +1295,10 @@ code{font-size:12.5px}
 constexpr const char* kScript = R"(
 document.querySelectorAll('.lg').forEach(function(item){item.addEventListener('click',function(){
 var p=item.getAttribute('data-policy'),off=!item.classList.contains('off');
-document.querySelectorAll('[data-policy]').forEach(function(e){if(e.getAttribute('data-policy')!==p)return;
-if(e.classList.contains('lg'))e.classList.toggle('off',off);else e.classList.toggle('hidden',off);});});});
+document.querySelectorAll('[data-policy]').forEach(function(e){
+if(e.getAttribute('data-policy')!==p)return;
+if(e.classList.contains('lg'))e.classList.toggle('off',off);else e.classList.toggle('hidden',off);
+});});});
 )";
 
 }  // namespace

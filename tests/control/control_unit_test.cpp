@@ -519,16 +519,15 @@ TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit
         target_for(*container_resources(pod, "main"), alloc(1.5, 3 * GiB), ContainerPolicy{}, 0.05);
     json body = resize_body({t});
     CHECK(body == json::parse(R"({"spec":{"containers":[{"name":"main","resources":{
-        "requests":{"cpu":"1500m","memory":"3072Mi"},"limits":{"cpu":"1500m","memory":"3072Mi"}}}]}})"));
+        "requests":{"cpu":"1500m","memory":"3072Mi"},
+        "limits":{"cpu":"1500m","memory":"3072Mi"}}}]}})"));
     ContainerPolicy requests_only;
     requests_only.requests_and_limits = false;
     requests_only.control_memory = false;
     ContainerTarget r =
         target_for(*container_resources(pod, "main"), alloc(0.5, 3 * GiB), requests_only, 0.05);
-    CHECK(
-        resize_body({r}) ==
-        json::parse(
-            R"({"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]}})"));
+    CHECK(resize_body({r}) == json::parse(R"({"spec":{"containers":[{"name":"main",)"
+                                          R"("resources":{"requests":{"cpu":"500m"}}}]}})"));
     CHECK(recommendation_json({t})["main"]["requests"]["memory"] == "3072Mi");
 
     PodMarks marks;

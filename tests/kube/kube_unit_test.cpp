@@ -368,7 +368,8 @@ TEST_CASE("resource paths", "[unit][kube]") {
 
 TEST_CASE("API errors are typed and say what failed", "[unit][kube]") {
     const std::string status404 =
-        R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \"x\" not found","reason":"NotFound","code":404})";
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \"x\" not found",)"
+        R"("reason":"NotFound","code":404})";
     try {
         kube::throw_api_error(404, status404, "GET", "/api/v1/namespaces/a/pods/x");
         FAIL("no throw");
@@ -463,7 +464,8 @@ kube::Config local_config(const FakeHttpServer& server) {
 }
 
 const std::string kPodJson =
-    R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"a","resourceVersion":"5"}})";
+    R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"a",)"
+    R"("resourceVersion":"5"}})";
 
 }  // namespace
 
@@ -579,10 +581,10 @@ TEST_CASE("watch: a chunked stream is decoded event by event", "[unit][kube][wat
         send(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
             "chunked\r\n\r\n");
-        std::string e1 =
-            R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"10"}}})";
-        std::string e2 =
-            R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"11"}}})";
+        std::string e1 = R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n",)"
+                         R"("resourceVersion":"10"}}})";
+        std::string e2 = R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n",)"
+                         R"("resourceVersion":"11"}}})";
         std::string bm = R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})";
         std::string err =
             R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";

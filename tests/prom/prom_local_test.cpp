@@ -192,9 +192,8 @@ TEST_CASE("answers that are not Prometheus' are reported as such", "[local]") {
             case 0: return ScriptedResponse{502, "<html>Bad Gateway</html>", "text/html"};
             case 1: return ScriptedResponse{200, "hello", "text/plain"};
             default:
-                return ScriptedResponse{
-                    422,
-                    R"({"status":"error","errorType":"execution","error":"many-to-many matching not allowed"})"};
+                return ScriptedResponse{422, R"({"status":"error","errorType":"execution",)"
+                                             R"("error":"many-to-many matching not allowed"})"};
         }
     });
     std::vector<Outcome> outcomes;
@@ -285,7 +284,8 @@ TEST_CASE("read_feature_history asks long ranges in chunks Prometheus accepts, a
         const std::string start = param("start"), end = param("end");
         return ScriptedResponse{
             200,
-            R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns","pod":"p","container":"main"},"values":[[)" +
+            R"({"status":"success","data":{"resultType":"matrix",)"
+            R"("result":[{"metric":{"namespace":"ns","pod":"p","container":"main"},"values":[[)" +
                 start + R"(,"1"],[)" + end + R"(,"2"]]}]}})"};
     });
     ClientConfig c;
@@ -384,14 +384,12 @@ TEST_CASE("the exporter serves the trace's pods, ends them, and stops on SIGTERM
     INFO("exporter log:\n" << exporter.log_tail());
     REQUIRE(up);
     REQUIRE(first.status == 200);
-    CHECK_THAT(
-        first.body,
-        Contains(
-            R"(container_memory_working_set_bytes{namespace="ns-1",pod="slow",container="trainer"} 4096)"));
-    CHECK_THAT(
-        first.body,
-        Contains(
-            R"(container_cpu_usage_seconds_total{namespace="ns-1",pod="slow",container="trainer"} )"));
+    CHECK_THAT(first.body,
+               Contains(R"(container_memory_working_set_bytes{namespace="ns-1",pod="slow",)"
+                        R"(container="trainer"} 4096)"));
+    CHECK_THAT(first.body,
+               Contains(R"(container_cpu_usage_seconds_total{namespace="ns-1",pod="slow",)"
+                        R"(container="trainer"} )"));
     CHECK_THAT(exporter.log_tail(),
                Contains("listening on http://127.0.0.1:" + std::to_string(port) + "/metrics"));
 

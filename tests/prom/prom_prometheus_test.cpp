@@ -207,7 +207,8 @@ struct PromEnv {
         config.timeout = 5s;
         Client client(config);
         const std::string q =
-            R"(count_over_time(container_memory_working_set_bytes{namespace=~"prom-it|prom-other"}[1m]))";
+            R"(count_over_time()"
+            R"(container_memory_working_set_bytes{namespace=~"prom-it|prom-other"}[1m]))";
         std::string last = "no answer yet";
         bool ok = wait_until(
             [&] {

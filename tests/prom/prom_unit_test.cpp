@@ -57,7 +57,8 @@ TEST_CASE("parse_response reads an instant vector with labels and special values
 TEST_CASE("parse_response reads a range matrix, a scalar, a string and warnings", "[unit]") {
     QueryResult m = parse_response(
         R"({"status":"success","warnings":["too many samples"],"data":{"resultType":"matrix",
-        "result":[{"metric":{"pod":"a"},"values":[[10,"1"],[11,"2"],[12,"NaN"]]},{"metric":{"pod":"b"},"values":[]}]}})");
+        "result":[{"metric":{"pod":"a"},"values":[[10,"1"],[11,"2"],[12,"NaN"]]},
+        {"metric":{"pod":"b"},"values":[]}]}})");
     REQUIRE(m.type == ResultType::Matrix);
     REQUIRE(m.matrix.size() == 2);
     REQUIRE(m.matrix[0].samples.size() == 3);
@@ -82,14 +83,16 @@ TEST_CASE("parse_response reads a range matrix, a scalar, a string and warnings"
 
 TEST_CASE("parse_response skips native histograms", "[unit]") {
     QueryResult r = parse_response(R"({"status":"success","data":{"resultType":"vector","result":[
-        {"metric":{"a":"1"},"histogram":[1,{"count":"1","sum":"1"}]},{"metric":{"a":"2"},"value":[1,"3"]}]}})");
+        {"metric":{"a":"1"},"histogram":[1,{"count":"1","sum":"1"}]},
+        {"metric":{"a":"2"},"value":[1,"3"]}]}})");
     REQUIRE(r.vector.size() == 1);
     CHECK(r.vector[0].metric.at("a") == "2");
 }
 
 TEST_CASE("parse_response turns API errors into QueryError with errorType and message", "[unit]") {
     QueryError e = query_error_of(
-        R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:5: parse error: unclosed left parenthesis"})",
+        R"({"status":"error","errorType":"bad_data",)"
+        R"("error":"invalid parameter \"query\": 1:5: parse error: unclosed left parenthesis"})",
         400);
     CHECK(e.error_type() == "bad_data");
     CHECK(e.http_status() == 400);
@@ -112,18 +115,19 @@ TEST_CASE("parse_response rejects malformed answers as bad_response", "[unit]") 
     CHECK(query_error_of(R"({"status":"success"})").error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":"success","data":{"resultType":"vector","result":{}}})")
               .error_type() == "bad_response");
-    CHECK(
-        query_error_of(
-            R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})")
-            .error_type() == "bad_response");
+    CHECK(query_error_of(
+              R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},)"
+              R"("value":[1,2]}]}})")
+              .error_type() == "bad_response");
     auto bad_value = query_error_of(
-        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}})");
+        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,)"
+        R"("abc"]}]}})");
     CHECK(bad_value.error_type() == "bad_response");
     CHECK_THAT(bad_value.error_message(), Contains("\"abc\""));
-    CHECK(
-        query_error_of(
-            R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})")
-            .error_type() == "bad_response");
+    CHECK(query_error_of(
+              R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},)"
+              R"("value":[1,"2"]}]}})")
+              .error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":"success","data":{"resultType":"histogram","result":[]}})")
               .error_type() == "bad_response");
     CHECK(query_error_of(R"({"status":"weird"})").error_type() == "bad_response");
@@ -199,12 +203,14 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
     CHECK(promql_duration(60s) == "60s");
     CHECK(promql_duration(1500ms) == "1500ms");
     CHECK_THROWS_AS(promql_duration(0ms), ConfigError);
-    CHECK(
-        q.render("cpu.usage.cores", "team-a", 60s) ==
-        R"(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="team-a", container!="", container!="POD"}[60s])))");
-    CHECK(
-        q.render("mem.working.set", "team-a", 60s) ==
-        R"(max by (namespace, pod, container) (container_memory_working_set_bytes{namespace="team-a", container!="", container!="POD"}))");
+    CHECK(q.render("cpu.usage.cores", "team-a", 60s) ==
+          R"(sum by (namespace, pod, container) (rate()"
+          R"(container_cpu_usage_seconds_total{namespace="team-a", container!="", )"
+          R"(container!="POD"}[60s])))");
+    CHECK(q.render("mem.working.set", "team-a", 60s) ==
+          R"(max by (namespace, pod, container) ()"
+          R"(container_memory_working_set_bytes{namespace="team-a", container!="", )"
+          R"(container!="POD"}))");
     CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);
 }
 
@@ -222,16 +228,16 @@ TEST_CASE("feature query templates can be overridden and are checked", "[unit]")
     q.set_template(
         "mem.working.set",
         R"(max by (namespace, pod, container) (container_memory_rss{namespace="{namespace}"}))");
-    q.set_template(
-        "disk.io",
-        R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="{namespace}"}[{window}])))");
+    q.set_template("disk.io",
+                   R"(sum by (namespace, pod, container) (rate()"
+                   R"(container_fs_reads_bytes_total{namespace="{namespace}"}[{window}])))");
     CHECK(q.features() ==
           std::vector<std::string>{"cpu.usage.cores", "mem.working.set", "disk.io"});
     CHECK(q.render("mem.working.set", "n", 1s) ==
           R"(max by (namespace, pod, container) (container_memory_rss{namespace="n"}))");
-    CHECK(
-        q.render("disk.io", "n", 30s) ==
-        R"(sum by (namespace, pod, container) (rate(container_fs_reads_bytes_total{namespace="n"}[30s])))");
+    CHECK(q.render("disk.io", "n", 30s) ==
+          R"(sum by (namespace, pod, container) (rate()"
+          R"(container_fs_reads_bytes_total{namespace="n"}[30s])))");
     CHECK_THROWS_WITH(q.set_template("x", "sum(container_memory_rss)"), Contains("{namespace}"));
     CHECK_THROWS_WITH(q.set_template("x", R"(m{namespace="{namespace}"}[{range}])"),
                       Contains("{range}"));
@@ -257,7 +263,8 @@ TEST_CASE("query results become values by (namespace, pod, container)", "[unit]"
     CHECK(values.at({"n", "b", "main"}) == 0.25);
 
     QueryResult m = parse_response(R"({"status":"success","data":{"resultType":"matrix","result":[
-        {"metric":{"namespace":"n","pod":"a","container":"main"},"values":[[1,"1"],[2,"NaN"],[3,"3"]]}]}})");
+        {"metric":{"namespace":"n","pod":"a","container":"main"},
+        "values":[[1,"1"],[2,"NaN"],[3,"3"]]}]}})");
     auto series = container_series(m);
     REQUIRE(series.size() == 1);
     const auto& s = series.at({"n", "a", "main"});
@@ -416,10 +423,8 @@ TEST_CASE("pod label selectors become kube_pod_labels matchers", "[unit]") {
     const FeatureQueries selected =
         select_pods(FeatureQueries(), parse_label_selector("app=train"));
     const std::string q = selected.render(std::string(kCpuFeature), "ml", 60s);
-    CHECK_THAT(
-        q,
-        Contains(
-            R"(* on (namespace, pod) group_left () max by (namespace, pod) (kube_pod_labels{namespace="ml", label_app="train"}))"));
+    CHECK_THAT(q, Contains(R"(* on (namespace, pod) group_left () max by (namespace, pod) ()"
+                           R"(kube_pod_labels{namespace="ml", label_app="train"}))"));
     CHECK_THAT(q, Contains(R"(rate(container_cpu_usage_seconds_total{namespace="ml")"));
     CHECK(select_pods(FeatureQueries(), {}).render(std::string(kMemoryFeature), "ml", 60s) ==
           FeatureQueries().render(std::string(kMemoryFeature), "ml", 60s));
