@@ -222,7 +222,7 @@ TEST_CASE("label selectors: matchLabels and every matchExpressions operator", "[
                             {{"key", "owner"}, {"operator", "Exists"}},
                             {{"key", "skip"}, {"operator", "DoesNotExist"}}}}}}}));
     REQUIRE(p.ok());
-    const LabelSelector& s = p.spec.selector;
+    const kube::LabelSelector& s = p.spec.selector;
     std::map<std::string, std::string> labels{{"app", "train"}, {"tier", "gpu"}, {"owner", "me"}};
     CHECK(s.matches(labels));
     labels["team"] = "x";
@@ -236,7 +236,7 @@ TEST_CASE("label selectors: matchLabels and every matchExpressions operator", "[
     labels["tier"] = "cpu";
     labels.erase("owner");
     CHECK_FALSE(s.matches(labels));
-    CHECK(LabelSelector{}.matches(make_pod("x")));
+    CHECK(kube::LabelSelector{}.matches(make_pod("x")));
     CHECK_FALSE(s.matches(make_pod("x")));
 }
 
@@ -533,7 +533,7 @@ TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit
     PodMarks marks;
     marks.phase_label = "1";
     marks.phase_name = "phase-1";
-    marks.phase_since = format_time(1700000000);
+    marks.phase_since = kube::format_time(1700000000);
     marks.recommendation = recommendation_json({t}).dump();
     json patch = marks_patch(pod, marks);
     CHECK(patch["metadata"]["labels"][kPhaseLabel] == "1");
@@ -545,9 +545,9 @@ TEST_CASE("patches: the resize body and the pod's label and annotations", "[unit
     patch = marks_patch(pod, marks);
     CHECK(patch["metadata"]["labels"][kPhaseLabel] == "0");
     CHECK_FALSE(patch["metadata"].contains("annotations"));
-    CHECK(parse_time("2023-11-14T22:13:20Z").value() == 1700000000);
-    CHECK(parse_time("2023-11-14T22:13:20.5Z").value() == 1700000000.5);
-    CHECK_FALSE(parse_time("yesterday"));
+    CHECK(kube::parse_time("2023-11-14T22:13:20Z").value() == 1700000000);
+    CHECK(kube::parse_time("2023-11-14T22:13:20.5Z").value() == 1700000000.5);
+    CHECK_FALSE(kube::parse_time("yesterday"));
 }
 
 TEST_CASE("pods that a VerticalPodAutoscaler acts on are recognised", "[unit]") {

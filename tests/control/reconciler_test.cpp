@@ -263,7 +263,7 @@ TEST_CASE("tick: the phase label changes only after the debounce", "[unit][contr
     loop.tick();
     CHECK(loop.label("a") == "1");
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] ==
-          format_time(loop.now));
+          kube::format_time(loop.now));
     bool recorded = false;
     for (const json& d : loop.pas["status"]["recentDecisions"])
         recorded = recorded || d["action"] == "PhaseChange";

@@ -81,7 +81,7 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
     }
     const auto since = annotation(pod, kPhaseSinceAnnotation);
     if (tracker.phase() && label(pod, kPhaseLabel) == std::to_string(*tracker.phase()) && since)
-        if (const auto t = parse_time(*since)) tracker.set_phase_since(*t);
+        if (const auto t = kube::parse_time(*since)) tracker.set_phase_since(*t);
 }
 
 }  // namespace
@@ -283,7 +283,7 @@ void Reconciler::remember_targets(AutoscalerState& state, const std::string& pod
                                   double now) {
     for (const ContainerTarget& t : targets) {
         if (!t.worth_resizing) continue;
-        remember(state, {{"time", format_time(now)},
+        remember(state, {{"time", kube::format_time(now)},
                          {"pod", pod},
                          {"container", t.name},
                          {"phase", phase},
@@ -324,7 +324,7 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         if (hooks_.resize) hooks_.resize("ok");
         if (state) {
             remember_targets(*state, pod.name, d.resized, phase, "Resize", "Resized", decided);
-            state->last_resize = {{"time", format_time(decided)},
+            state->last_resize = {{"time", kube::format_time(decided)},
                                   {"pod", pod.name},
                                   {"container", container},
                                   {"result", "Resized"}};
@@ -341,7 +341,7 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         state->failed_reason = "ResizeFailed";
         state->failed_message = pod_key + ": " + error;
         remember_targets(*state, pod.name, d.resized, phase, "Blocked", "ResizeFailed", decided);
-        state->last_resize = {{"time", format_time(decided)},
+        state->last_resize = {{"time", kube::format_time(decided)},
                               {"pod", pod.name},
                               {"container", container},
                               {"result", "Failed"}};
@@ -356,7 +356,7 @@ void Reconciler::set_condition(AutoscalerState& state, const std::string& type, 
     const std::string s = status ? "True" : "False";
     for (json& c : state.conditions) {
         if (c["type"] != type) continue;
-        if (c["status"] != s) c["lastTransitionTime"] = format_time(now);
+        if (c["status"] != s) c["lastTransitionTime"] = kube::format_time(now);
         c["status"] = s;
         c["reason"] = reason;
         c["message"] = message;
@@ -367,7 +367,7 @@ void Reconciler::set_condition(AutoscalerState& state, const std::string& type, 
                                 {"status", s},
                                 {"reason", reason},
                                 {"message", message},
-                                {"lastTransitionTime", format_time(now)},
+                                {"lastTransitionTime", kube::format_time(now)},
                                 {"observedGeneration", generation}});
 }
 
@@ -764,7 +764,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         if (step.phase_changed) {
             if (hooks_.phase_transition) hooks_.phase_transition();
             log("info", "phase changed", {{"container", key}, {"phase", *step.phase}});
-            remember(state, {{"time", format_time(now)},
+            remember(state, {{"time", kube::format_time(now)},
                              {"pod", name},
                              {"container", c.name},
                              {"phase", *step.phase},
@@ -805,7 +805,7 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     if (spec.mode != Mode::Off) {
         marks.phase_name = phase_name(reading.phase);
         if (reading.phase && reading.phase_since > 0)
-            marks.phase_since = format_time(reading.phase_since);
+            marks.phase_since = kube::format_time(reading.phase_since);
         const auto annotated = annotation(pod, kRecommendationAnnotation);
         // Rewritten only when it moved (or its phase changed): a small move is not worth an API
         // write per pod and tick.

@@ -13,7 +13,6 @@ namespace phasescale::loan {
 namespace {
 
 using json = nlohmann::json;
-using kube::format_time;
 
 using kube::string_field;
 
@@ -91,7 +90,7 @@ struct Job {
     JobView view;
     kube::Resource resource;
     kube::ObjectReference ref;
-    std::optional<LabelSelector> pods;
+    std::optional<kube::LabelSelector> pods;
 };
 
 }  // namespace
@@ -287,8 +286,10 @@ void Controller::event(const kube::ObjectReference& object, kube::EventType type
 
 void Controller::decide(LoanState& state, double now, const std::string& action,
                         const std::string& object, const std::string& message) {
-    state.decisions.push_back(
-        {{"time", format_time(now)}, {"action", action}, {"object", object}, {"message", message}});
+    state.decisions.push_back({{"time", kube::format_time(now)},
+                               {"action", action},
+                               {"object", object},
+                               {"message", message}});
     while (state.decisions.size() > options_.max_recent_decisions)
         state.decisions.erase(state.decisions.begin());
 }
@@ -405,7 +406,7 @@ void Controller::read_nodes(Pass& pass, const Objects& nodes, std::set<std::stri
         }
         v.schedulable = !(node->contains("spec") && (*node)["spec"].value("unschedulable", false));
         if (inf) {
-            const auto labels = labels_of(*node);
+            const auto labels = kube::labels_of(*node);
             auto l = labels.find(kLoanedLabel);
             v.loaned = l != labels.end() && l->second == "true";
             v.returned = has_taint(*node, kReturnedTaint);
@@ -492,7 +493,7 @@ void Controller::read_pods(Pass& pass, const Objects& pods) {
         p.node = node;
         p.gpus = pod_requests(*pod, spec.gpu_resource);
         const auto owner = controller_of(*pod);
-        const auto labels = labels_of(*pod);
+        const auto labels = kube::labels_of(*pod);
         if (owner && string_field(*owner, "kind") == "DaemonSet") {
             p.role = PodRole::System;
         } else {
@@ -701,7 +702,7 @@ void Controller::update_status(Pass& pass, double now, ReconcileSummary& sum) {
                       {"reason", reason},
                       {"message", message},
                       {"observedGeneration", pass.generation},
-                      {"lastTransitionTime", format_time(now)}};
+                      {"lastTransitionTime", kube::format_time(now)}};
     for (const json& c : old_status.value("conditions", json::array()))
         if (string_field(c, "type") == "Ready" &&
             string_field(c, "status") == condition["status"] && c.contains("lastTransitionTime"))

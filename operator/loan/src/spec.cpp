@@ -76,7 +76,7 @@ ParsedLoan parse_loan(const json& object) {
     }
     if (const json* tr = r.object(spec, "training", "training")) {
         if (Reader::present(*tr, "podSelector")) {
-            LabelSelector pods;
+            kube::LabelSelector pods;
             r.selector(*tr, "podSelector", "training.podSelector", pods, false);
             s.training_pods = pods;
         }

@@ -114,8 +114,4 @@ struct PodMarks {
 // A merge patch of the pod's metadata setting these marks; null when the pod has them already.
 json marks_patch(const json& pod, const PodMarks& marks);
 
-// RFC 3339 UTC, whole seconds (the API's metav1.Time).
-using kube::format_time;
-using kube::parse_time;
-
 }  // namespace phasescale::control

@@ -16,9 +16,6 @@ namespace phasescale::control {
 enum class Mode { Off, Recommend, InPlace };
 const char* to_string(Mode mode);
 
-using kube::LabelSelector;
-using kube::SelectorRequirement;
-
 struct ResourceBounds {
     std::optional<double> cpu;     // cores
     std::optional<double> memory;  // bytes
@@ -49,7 +46,7 @@ struct ModelRef {
 };
 
 struct AutoscalerSpec {
-    LabelSelector selector;
+    kube::LabelSelector selector;
     Mode mode = Mode::Recommend;
     ModelRef model;
     std::vector<ContainerPolicy> container_policies;

@@ -15,17 +15,13 @@
 
 namespace phasescale::loan {
 
-using kube::labels_of;
-using kube::LabelSelector;
-using kube::SelectorRequirement;
-
 // Where elastic training jobs are: objects of one resource that has a scale subresource (a
 // Deployment, a StatefulSet, a custom resource), selected by labels, with the defaults their
 // annotations may override (see decision.hpp, kMinReplicasAnnotation...).
 struct JobSource {
     kube::Resource resource;  // group, version, plural; namespaced
     std::string ns;           // empty: all namespaces
-    LabelSelector selector;
+    kube::LabelSelector selector;
     int min_replicas = 1;
     int max_replicas = 4;
     int gpus_per_worker = 1;
@@ -33,11 +29,11 @@ struct JobSource {
 };
 
 struct LoanSpec {
-    LabelSelector inference_nodes;
-    LabelSelector training_nodes;
-    int required_servers = 0;                    // inference servers inference needs now
-    int headroom_servers = 0;                    // kept idle on top of them, never loaned
-    std::optional<LabelSelector> training_pods;  // inelastic training pods (any namespace)
+    kube::LabelSelector inference_nodes;
+    kube::LabelSelector training_nodes;
+    int required_servers = 0;                          // inference servers inference needs now
+    int headroom_servers = 0;                          // kept idle on top of them, never loaned
+    std::optional<kube::LabelSelector> training_pods;  // inelastic training pods (any namespace)
     std::vector<JobSource> jobs;
     std::string gpu_resource = "nvidia.com/gpu";
 };
