@@ -422,15 +422,18 @@ struct Namespace {
     std::vector<const json*> pods;  // Running
 };
 
-// The autoscalers and Running pods of each namespace.
+// The autoscalers and Running pods of each namespace that has autoscalers (a shared pod cache
+// holds every namespace's pods; the others are not looked at).
 std::map<std::string, Namespace> by_namespace(
     const std::vector<kube::Store::ObjectPtr>& autoscalers,
     const std::vector<kube::Store::ObjectPtr>& pods) {
     std::map<std::string, Namespace> namespaces;
     for (const auto& a : autoscalers)
         namespaces[kube::string_field(*a, "metadata", "namespace")].autoscalers.push_back(a.get());
-    for (const auto& p : pods)
-        if (pod_running(*p)) namespaces[pod_namespace(*p)].pods.push_back(p.get());
+    for (const auto& p : pods) {
+        const auto ns = namespaces.find(pod_namespace(*p));
+        if (ns != namespaces.end() && pod_running(*p)) ns->second.pods.push_back(p.get());
+    }
     return namespaces;
 }
 
@@ -513,7 +516,6 @@ TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscal
         log("warning", "tick past its deadline: namespace skipped", {{"namespace", ns}});
     };
     for (auto& [ns, objects] : by_namespace(autoscaler_objects, pod_objects)) {
-        if (objects.autoscalers.empty()) continue;
         if (deadline.passed()) {
             skip(ns);
             continue;
