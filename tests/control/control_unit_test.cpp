@@ -17,6 +17,7 @@
 #include <phasescale/kube/events.hpp>
 
 #include "fixtures.hpp"
+#include "pods.hpp"
 
 using namespace phasescale;
 using namespace phasescale::control;
@@ -25,29 +26,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double MiB = 1024.0 * 1024;
-constexpr double GiB = 1024 * MiB;
-
-json container(const std::string& name, const std::string& cpu, const std::string& memory) {
-    return {{"name", name},
-            {"image", "trainer"},
-            {"resources",
-             {{"requests", {{"cpu", cpu}, {"memory", memory}}},
-              {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
-}
-
-json make_pod(const std::string& name,
-              json containers = json::array({container("main", "1", "2Gi")})) {
-    return {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata",
-             {{"name", name},
-              {"namespace", "ml"},
-              {"uid", "uid-" + name},
-              {"labels", {{"app", "train"}}}}},
-            {"spec", {{"containers", containers}}},
-            {"status", {{"phase", "Running"}}}};
-}
+using control_test::container;
+using control_test::GiB;
+using control_test::make_pod;
+using control_test::MiB;
 
 json pas(json spec) {
     return {{"apiVersion", "phasescale.io/v1alpha1"},

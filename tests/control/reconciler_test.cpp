@@ -12,6 +12,7 @@
 #include <phasescale/model/model.hpp>
 
 #include "fixtures.hpp"
+#include "pods.hpp"
 
 using namespace phasescale;
 using namespace phasescale::control;
@@ -20,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double GiB = 1024.0 * 1024 * 1024;
+using control_test::GiB;
 
 // The API server as the control loop sees it: a ConfigMap per key, VPAs, and the writes made.
 class FakeCluster final : public ClusterApi {
@@ -115,26 +116,11 @@ public:
     }
 };
 
-json container(const std::string& name, const std::string& cpu, const std::string& memory) {
-    return {{"name", name},
-            {"image", "trainer"},
-            {"resources",
-             {{"requests", {{"cpu", cpu}, {"memory", memory}}},
-              {"limits", {{"cpu", cpu}, {"memory", memory}}}}}};
-}
-
+// A pod of tests/control/pods.hpp whose container has a status (no restarts yet).
 json make_pod(const std::string& name) {
-    return {
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata",
-         {{"name", name},
-          {"namespace", "ml"},
-          {"uid", "uid-" + name},
-          {"labels", {{"app", "train"}}}}},
-        {"spec", {{"containers", {container("main", "1", "2Gi")}}}},
-        {"status",
-         {{"phase", "Running"}, {"containerStatuses", {{{"name", "main"}, {"restartCount", 0}}}}}}};
+    json pod = control_test::make_pod(name);
+    pod["status"]["containerStatuses"] = {{{"name", "main"}, {"restartCount", 0}}};
+    return pod;
 }
 
 json autoscaler(const std::string& mode) {
