@@ -359,7 +359,7 @@ dashboard_ok() {
     return $bad
 }
 not_exposed() {  # the dashboard's phasescale_* metrics that this operator does not expose
-    jq -r '.. | .expr? // empty' "$dashboard" | grep -oE 'phasescale_[a-z_]+' | sed -E 's/_(bucket|sum|count)$//' |
+    jq -r '.. | .expr? // empty' "$dashboard" | grep -oE '(^|[^a-z_])phasescale_[a-z_]+' | sed -E 's/^[^p]//; s/_(bucket|sum|count)$//' |
         sort -u | while read -r m; do grep -qE "^${m}(_bucket|_sum|_count)?[{ ]" "$work/metrics.txt" || echo "$m"; done
 }
 wait_for 20 dashboard_ok > /dev/null || true
