@@ -132,7 +132,8 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
         ->capture_default_str();
     app.add_option(
            "--scrape-interval", scrape,
-           "Prometheus' scrape interval, for the rate() window (a duration, README: Durations)")
+           "Prometheus' scrape interval of the cAdvisor metrics: the rate() window; a --tick "
+           "shorter than it is warned about (a duration, README: Durations)")
         ->capture_default_str();
     app.add_flag(
         "--allow-insecure-kube-http", s.allow_http_kube,
@@ -197,6 +198,16 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
     s.namespaces = split(namespaces, ',');
     s.allowed_prometheus_urls = split(allowed, ',');
     return s;
+}
+
+// A tick shorter than the scrape interval reads the same samples again: the phase model then
+// steps on repeated features (docs/monitoring.md, "Scrape interval and tick").
+void warn_if_tick_below_scrape(const Settings& s, app::Logger& logger) {
+    if (s.tick >= s.scrape) return;
+    logger.log("warning",
+               "--tick is shorter than --scrape-interval: ticks between two scrapes read the same "
+               "samples again; set --tick to at least the scrape interval",
+               {{"tick_ms", s.tick.count()}, {"scrape_interval_ms", s.scrape.count()}});
 }
 
 // ------------------------------------------------------------------------------------ wiring
@@ -475,6 +486,7 @@ int main(int argc, char** argv) {
     const Settings& settings = std::get<Settings>(flags);
     app::Logger logger;
     logger.set_level(settings.level);
+    warn_if_tick_below_scrape(settings, logger);
     StopSignals stop;  // before any thread starts
     try {
         return run(settings, stop, logger);

@@ -12,15 +12,28 @@
 #     phasescale-system): the same objects, the same RBAC rules and bindings, the same
 #     Deployment, Service and ServiceMonitor, but for labels;
 #   - the chart's crds/ is crds/ (a symbolic link): every CRD rendered and packaged;
-#   - the Grafana dashboard is valid JSON and every phasescale_* metric it uses is one the
-#     operator defines.
+#   - `helm template` with no flags at all (Helm's default Kubernetes version, as GitOps tools
+#     render), and values.schema.json: bad values files refused with the schema's message;
+#   - kube-prometheus-stack (values-kube-prometheus-stack.yaml): the ServiceMonitor's and the
+#     PrometheusRule's release label, the dashboard ConfigMap for Grafana's sidecar (its JSON is
+#     deploy/grafana's), the alerts (promtool check rules; only metrics the operator defines,
+#     `up` and kube-state-metrics'), tick and scrape interval;
+#   - the Grafana dashboard is valid JSON, per autoscaler, in cores and bytes, and every
+#     phasescale_* metric it uses is one the operator defines.
 # Usage: template-test.sh SOURCE_DIR   (helm: $PHASESCALE_HELM, else tests/helm/build.sh's)
 set -euo pipefail
 root=$1
 here=$(cd "$(dirname "$0")" && pwd)
 helm_bin=${PHASESCALE_HELM:-$("$here/build.sh")}
-# Helm says on stderr, at every load of the chart, that it follows the crds link: not news here.
-helm() { "$helm_bin" "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
+# Helm says on stderr, at every load of the chart, that it follows the crds and dashboards
+# links: not news here. A pipe, not a process substitution, so that the filtered stderr is
+# written before helm() returns (a check may read it at once).
+helm() {
+    local rc
+    { "$helm_bin" "$@" 2>&1 1>&3 3>&- | { grep -v 'found symbolic link in path' >&2 || true; }
+      rc=${PIPESTATUS[0]}; } 3>&1
+    return "$rc"
+}
 helm=helm
 export -f helm; export helm_bin
 # shellcheck source=lib.sh
@@ -28,12 +41,11 @@ source "$here/lib.sh"
 chart=$root/helm/phasescale
 work=$(mktemp -d "${TMPDIR:-/tmp}/phasescale-helm-template.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-kv=(--kube-version 1.35.0)
 
 # render NAME [HELM ARGS...]: helm template of the chart into $work/NAME.json (a JSON object per line)
 render() {
     local name=$1; shift
-    "$helm" template phasescale "$chart" -n phasescale-system "${kv[@]}" "$@" > "$work/$name.yaml" &&
+    "$helm" template phasescale "$chart" -n phasescale-system "$@" > "$work/$name.yaml" &&
         yaml2json "$helm" "$work/$name.yaml" > "$work/$name.json"
 }
 obj() {  # obj NAME KIND [NAME]: the object(s) of a rendering
@@ -49,13 +61,53 @@ jqe() {  # jqe JQ-EXPRESSION FILE: the expression gives at least one value, and 
     jq -s -e "[.[] | $1] | length > 0 and all" "$2" > /dev/null
 }
 export -f jqe
+jqt() {  # jqt JQ-ARGS...: jq -e, quietly (true when the expression gives a true value)
+    jq -e "$@" > /dev/null
+}
+to() {  # to FILE COMMAND...: COMMAND with its output in FILE (the check's own line stays visible)
+    local file=$1; shift
+    "$@" > "$file"
+}
+
+# ---------------------------------------------------------------- no flags, the schema
+check "Chart.yaml sets no kubeVersion (the operator checks the server; docs/helm.md)" bash -c "! grep -q '^kubeVersion' '$chart/Chart.yaml'"
+check "helm template with no flags at all (Helm's default Kubernetes v1.20.0)" bash -c "'$helm' template '$chart' > /dev/null"
+check "helm lint --strict with no flags" to /dev/null "$helm" lint --strict "$chart"
+check "values.schema.json is valid JSON, draft-07, closed at the top level" jqt \
+    '."$schema" == "http://json-schema.org/draft-07/schema#" and .additionalProperties == false' "$chart/values.schema.json"
+check "every top-level value of values.yaml has a schema, and every schema a value" test \
+    "$(yaml2json "$helm" "$chart/values.yaml" | jq -r 'keys[]' | sort | tr '\n' ' ')" == \
+    "$(jq -r '.properties | keys[] | select(. != "global")' "$chart/values.schema.json" | sort | tr '\n' ' ')"
+# refused NAME MESSAGE-REGEX YAML: a values file the schema refuses, in template and in lint,
+# with the schema's message.
+refused() {
+    printf '%s\n' "$3" > "$work/bad-$1.yaml"
+    check "schema refuses $1 (helm template)" bash -c \
+        "! '$helm' template p '$chart' -f '$work/bad-$1.yaml' > /dev/null 2> '$work/bad-$1.err' && grep -q \"values don't meet the specifications of the schema\" '$work/bad-$1.err' && grep -qE -- '$2' '$work/bad-$1.err'"
+    check "schema refuses $1 (helm lint)" bash -c \
+        "! '$helm' lint '$chart' -f '$work/bad-$1.yaml' > '$work/bad-$1.lint' 2>&1 && grep -qE -- '$2' '$work/bad-$1.lint'"
+}
+refused "a string replica count" "/replicaCount.*(got string|string)" 'replicaCount: "two"'
+refused "negative replicas" "/replicaCount.*minimum" 'replicaCount: -1'
+refused "an unknown log level" "/logLevel.*one of" 'logLevel: verbose'
+refused "an unknown top-level value" "additional properties .replicas. not allowed" 'replicas: 2'
+refused "a misspelled nested value" "/serviceMonitor.*additional properties .enable. not allowed" 'serviceMonitor: {enable: true}'
+refused "a tick without the duration grammar" "/tick.*does not match pattern" 'tick: 15 seconds'
+refused "a Prometheus URL without a scheme" "/prometheus/url.*does not match pattern" 'prometheus: {url: prometheus:9090}'
+refused "a port out of range" "/metrics/port.*maximum" 'metrics: {port: 70000}'
+refused "a service type not of Kubernetes" "/service/type.*one of" 'service: {type: Ingress}'
+refused "a ServiceMonitor interval not a Prometheus duration" "/serviceMonitor/interval.*does not match pattern" 'serviceMonitor: {interval: 1.5m}'
+refused "a label value not a string" "/grafanaDashboard/labels/grafana_dashboard.*(got number|number)" 'grafanaDashboard: {labels: {grafana_dashboard: 1}}'
+check "the values file for kube-prometheus-stack passes the schema (lint --strict)" \
+    to /dev/null "$helm" lint --strict "$chart" -f "$chart/values-kube-prometheus-stack.yaml"
 
 # ---------------------------------------------------------------- lint
-check "helm lint --strict (default values)" "$helm" lint --strict "$chart" "${kv[@]}" > "$work/lint.txt"
+check "helm lint --strict (default values)" to "$work/lint.txt" "$helm" lint --strict "$chart"
 printf '{"format":"phasescale-model"}' > "$work/model.json"
-check "helm lint --strict (everything on)" "$helm" lint --strict "$chart" "${kv[@]}" --set replicaCount=2 \
+check "helm lint --strict (everything on)" to "$work/lint2.txt" "$helm" lint --strict "$chart" --set replicaCount=2 \
     --set 'watchNamespaces={team-a,team-b}' --set prometheus.token=t0ken --set serviceMonitor.enabled=true \
-    --set-file model.file="$work/model.json" --set 'model.namespaces={team-a}' --set capacityLoans.enabled=true > "$work/lint2.txt"
+    --set-file model.file="$work/model.json" --set 'model.namespaces={team-a}' --set capacityLoans.enabled=true \
+    --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true --set grafanaDashboard.folder=ML
 
 # ---------------------------------------------------------------- defaults
 render default
@@ -106,7 +158,7 @@ render single --set leaderElection.enabled=false
 check "one replica without leader election: no --leader-elect, no Lease rules, Recreate" bash -c \
     "! grep -q -- '--lease\|--leader-elect' <<< '$(args single)' && [[ -z \$(jq -c 'select(.kind == \"Role\" or .kind == \"RoleBinding\")' '$work/single.json') ]] && jqe 'select(.kind == \"Deployment\") | .spec.strategy.type == \"Recreate\"' '$work/single.json' > /dev/null"
 check "replicas 2 without leader election is refused" bash -c \
-    "! '$helm' template phasescale '$chart' ${kv[*]} --set replicaCount=2 --set leaderElection.enabled=false > /dev/null 2> '$work/err.txt' && grep -q 'replicaCount > 1 needs leaderElection.enabled' '$work/err.txt'"
+    "! '$helm' template phasescale '$chart' --set replicaCount=2 --set leaderElection.enabled=false > /dev/null 2> '$work/err.txt' && grep -q 'replicaCount > 1 needs leaderElection.enabled' '$work/err.txt'"
 render lease --set leaderElection.leaseName=my-lease
 check "leaderElection.leaseName: the flag and the Role's resourceNames" bash -c \
     "grep -qx -- --lease-name=my-lease <<< '$(args lease)' && jqe 'select(.kind == \"Role\") | .rules[1].resourceNames == [\"my-lease\"]' '$work/lease.json' > /dev/null"
@@ -128,7 +180,7 @@ check "prometheus.token: mounted and passed as --prometheus-token-file" bash -c 
 render existing --set prometheus.existingSecret=prom-creds --set prometheus.secretKey=bearer
 check "prometheus.existingSecret: that Secret mounted, its key passed, no Secret created" bash -c \
     "grep -qx -- --prometheus-token-file=/var/run/secrets/phasescale/prometheus/bearer <<< '$(args existing)' && jqe 'select(.kind == \"Deployment\") | .spec.template.spec.volumes[] | select(.name == \"prometheus-credentials\") | .secret.secretName == \"prom-creds\"' '$work/existing.json' > /dev/null && [[ -z \$(jq -c 'select(.kind == \"Secret\")' '$work/existing.json') ]]"
-check "an empty prometheus.url is refused" bash -c "! '$helm' template p '$chart' ${kv[*]} --set prometheus.url= > /dev/null 2>&1"
+check "an empty prometheus.url is refused" bash -c "! '$helm' template p '$chart' --set prometheus.url= > /dev/null 2>&1"
 
 # ---------------------------------------------------------------- other values
 render sm --set serviceMonitor.enabled=true --set serviceMonitor.labels.release=kps
@@ -168,12 +220,70 @@ check "prometheus.caConfigMap: --prometheus-ca-file points into its mount; defau
 check "prometheus.caConfigMap: the ConfigMap mounted read-only at /etc/phasescale/prometheus-ca" jtest tenants Deployment \
     '(.spec.template.spec.volumes[] | select(.name == "prometheus-ca") | .configMap.name == "prom-ca") and (.spec.template.spec.containers[0].volumeMounts[] | select(.name == "prometheus-ca") | .readOnly and .mountPath == "/etc/phasescale/prometheus-ca")'
 
+# ---------------------------------------------------------------- kube-prometheus-stack
+dashboard=$root/deploy/grafana/phasescale-dashboard.json
+render kps -f "$chart/values-kube-prometheus-stack.yaml"
+check "kube-prometheus-stack: the objects are the default ones plus ServiceMonitor, PrometheusRule, dashboard ConfigMap" test \
+    "$(jq -r '.kind' "$work/kps.json" | sort | tr '\n' ' ')" == \
+    "ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding ConfigMap Deployment PrometheusRule Role RoleBinding Service ServiceAccount ServiceMonitor "
+check "kube-prometheus-stack: ServiceMonitor labelled release=kube-prometheus-stack, every 30s, keeping the autoscalers' namespace label" \
+    jtest kps ServiceMonitor '.metadata.labels.release == "kube-prometheus-stack" and .spec.endpoints[0].interval == "30s" and .spec.endpoints[0].honorLabels == true'
+check "kube-prometheus-stack: the ServiceMonitor selects the metrics Service" bash -c \
+    "[[ \$(jq -c '.spec.selector.matchLabels' <<< '$(obj kps ServiceMonitor)') == \$(jq -c '.spec.selector' <<< '$(obj kps Service)') ]]"
+check "kube-prometheus-stack: PrometheusRule labelled release=kube-prometheus-stack" \
+    jtest kps PrometheusRule '.metadata.labels.release == "kube-prometheus-stack"'
+check "kube-prometheus-stack: --scrape-interval=30s and --tick=30s (the stack's cAdvisor interval, at most 30s)" bash -c \
+    "grep -qx -- --scrape-interval=30s <<< '$(args kps)' && grep -qx -- --tick=30s <<< '$(args kps)'"
+check "dashboard ConfigMap: labelled grafana_dashboard=1 for the sidecar, folder annotation grafana_folder" \
+    jtest kps ConfigMap '.metadata.labels.grafana_dashboard == "1" and .metadata.annotations.grafana_folder == "phasescale" and .metadata.namespace == "phasescale-system"'
+check "dashboard ConfigMap: its JSON is deploy/grafana/phasescale-dashboard.json" test \
+    "$(obj kps ConfigMap | jq -r '.data["phasescale-dashboard.json"]' | jq -S -c .)" == "$(jq -S -c . "$dashboard")"
+check "helm/phasescale/dashboards is a link to deploy/grafana (one copy of the JSON)" \
+    test "$(readlink "$chart/dashboards")" == ../../deploy/grafana
+render dash-ns --set grafanaDashboard.enabled=true --set grafanaDashboard.namespace=monitoring \
+    --set 'grafanaDashboard.labels.grafana_dashboard=phasescale' --set grafanaDashboard.folderAnnotation=k8s-sidecar-target-directory --set grafanaDashboard.folder=/tmp/dashboards/ml
+check "grafanaDashboard: namespace, label value and folder annotation configurable" jtest dash-ns ConfigMap \
+    '.metadata.namespace == "monitoring" and .metadata.labels.grafana_dashboard == "phasescale" and .metadata.annotations["k8s-sidecar-target-directory"] == "/tmp/dashboards/ml"'
+render dash-nofolder --set grafanaDashboard.enabled=true
+check "grafanaDashboard without a folder: no annotation" jtest dash-nofolder ConfigMap '.metadata.annotations == null'
+check "default: no PrometheusRule, no dashboard ConfigMap" bash -c \
+    "[[ -z \$(jq -c 'select(.kind == \"PrometheusRule\" or .kind == \"ConfigMap\")' '$work/default.json') ]]"
+render rule-labels --set prometheusRule.enabled=true --set prometheusRule.alertLabels.team=ml
+check "prometheusRule.alertLabels: on every alert, beside its severity" jtest rule-labels PrometheusRule \
+    '[.spec.groups[].rules[] | .labels.team == "ml" and .labels.severity == "warning"] | all'
+obj kps PrometheusRule | jq '.spec' > "$work/rules.json"
+check "alerts: operator down, no leader, resizes failing, OOM kills after a resize, a PhaseAutoscaler not ready" test \
+    "$(jq -r '[.groups[].rules[].alert] | join(" ")' "$work/rules.json")" == \
+    "PhasescaleOperatorDown PhasescaleNoLeader PhasescaleResizesFailing PhasescaleOOMKillAfterResize PhasescaleAutoscalerNotReady"
+check "every alert has a summary, a description and a severity" jqt \
+    '[.groups[].rules[] | (.annotations.summary | length > 0) and (.annotations.description | length > 0) and (.labels.severity | length > 0)] | all' "$work/rules.json"
+check "every alert but the OOM kill waits (for) before it fires" jqt \
+    '[.groups[].rules[] | select(.alert != "PhasescaleOOMKillAfterResize") | .for | test("^[0-9]+m$")] | all' "$work/rules.json"
+check "PhasescaleOperatorDown names the chart's metrics Service as job, in the release namespace" jqt \
+    '.groups[].rules[] | select(.alert == "PhasescaleOperatorDown") | .expr | contains("job=\"phasescale-operator-metrics\", namespace=\"phasescale-system\"")' "$work/rules.json"
+if command -v promtool > /dev/null; then
+    check "promtool check rules" bash -c "promtool check rules '$work/rules.json' > '$work/promtool.txt' 2>&1 || { cat '$work/promtool.txt'; exit 1; }"
+else
+    echo "note: no promtool (Debian package prometheus); the rules' syntax is not checked"
+fi
+# The metric names of PromQL expressions (selectors; not functions, labels or keywords).
+metric_names() {
+    sed -E 's/"[^"]*"//g; s/\{[^}]*\}/{}/g; s/(by|without|on|ignoring|group_left|group_right) *\([^)]*\)//g' |
+        grep -oP '(?<![a-zA-Z0-9_:.$])[a-zA-Z_:][a-zA-Z0-9_:]*(?![a-zA-Z0-9_:]|\s*\()' |
+        grep -vxE 'by|without|on|ignoring|group_left|group_right|and|or|unless|bool|offset' | sort -u
+}
+# What the operator defines: every "phasescale_..." string of its sources.
+defined=$(grep -rhoE '"phasescale_[a-z_]+"' "$root/operator" --include=*.cpp --include=*.hpp | tr -d '"' | sort -u)
+rule_metrics=$(jq -r '.groups[].rules[].expr' "$work/rules.json" | metric_names)
+check "the alerts read only phasescale_* metrics and up ($(echo $rule_metrics | wc -w) metrics)" \
+    test -z "$(grep -vxE 'up|phasescale_[a-z_]+' <<< "$rule_metrics")"
+
 # ---------------------------------------------------------------- the CRDs: one source of truth
 # helm/phasescale/crds is a symbolic link to crds/ (Helm follows it in lint, template, install
 # and package, and a packaged chart holds the files themselves).
 check "helm/phasescale/crds is a link to ../../crds" test "$(readlink "$chart/crds")" == ../../crds
 crd_names() { for f in "$root"/crds/*.yaml; do yaml2json "$helm" "$f"; done | jq -r 'select(.kind == "CustomResourceDefinition") | .metadata.name' | sort; }
-"$helm" template phasescale "$chart" -n phasescale-system "${kv[@]}" --include-crds > "$work/with-crds.yaml"
+"$helm" template phasescale "$chart" -n phasescale-system --include-crds > "$work/with-crds.yaml"
 check "helm template --include-crds renders every CRD of crds/ ($(crd_names | wc -l))" test \
     "$(yaml2json "$helm" "$work/with-crds.yaml" | jq -r 'select(.kind == "CustomResourceDefinition") | .metadata.name' | sort)" == "$(crd_names)"
 "$helm" package "$chart" -d "$work" > /dev/null
@@ -184,6 +294,8 @@ packaged_same() {
     done
 }
 check "helm package holds each file of crds/, byte for byte" packaged_same
+check "helm package holds the dashboard of deploy/grafana, byte for byte" bash -c \
+    "tar -xzOf '$work'/phasescale-*.tgz phasescale/dashboards/phasescale-dashboard.json | cmp -s - '$root/deploy/grafana/phasescale-dashboard.json'"
 
 # ---------------------------------------------------------------- deploy/ against the chart
 yaml2json "$helm" "$root"/deploy/*.yaml > "$work/deploy.json"
@@ -201,24 +313,42 @@ for kind in ClusterRole ClusterRoleBinding Role RoleBinding ServiceAccount Deplo
         "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/deploy-objects.json" | norm)" == \
         "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/default.json" | norm)"
 done
-check "deploy/monitoring/ is the chart's ServiceMonitor (labels aside)" test \
-    "$(jq -c 'select(.kind == "ServiceMonitor")' "$work/deploy-monitoring.json" | norm)" == \
-    "$(render smd --set serviceMonitor.enabled=true && jq -c 'select(.kind == "ServiceMonitor")' "$work/smd.json" | norm)"
+render smd --set serviceMonitor.enabled=true --set prometheusRule.enabled=true
+for kind in ServiceMonitor PrometheusRule; do
+    check "deploy/monitoring/ has the chart's $kind (labels aside)" test \
+        "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/deploy-monitoring.json" | norm)" == \
+        "$(jq -c --arg k $kind 'select(.kind == $k)' "$work/smd.json" | norm)"
+done
 check "deploy/ keeps the comments that justify each verb" bash -c \
     "awk '/^rules:/ {r = 1} /^---/ {r = 0} r && /^ *- (list|watch|get|patch|create|update)( |\$)/ && !/#/ {bad = 1; print} END {exit bad}' '$root/deploy/10-rbac.yaml'"
 
 # ---------------------------------------------------------------- Grafana dashboard
-dashboard=$root/deploy/grafana/phasescale-dashboard.json
-check "the dashboard is valid JSON with unique panel ids and a datasource variable" jq -e \
-    '([.panels[].id] | length == (unique | length)) and ([.templating.list[].name] | index("datasource") != null)' "$dashboard" > /dev/null
-defined=$(grep -oE '"phasescale_[a-z_]+"' "$root/operator/metrics.cpp" | tr -d '"' | sort -u)
-used=$(jq -r '.. | .expr? // empty' "$dashboard" | grep -oE '(^|[^a-z_])phasescale_[a-z_]+' | sed -E 's/^[^p]//' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
+check "the dashboard is valid JSON with unique panel ids and variables datasource, namespace, autoscaler, job" jqt \
+    '([.panels[].id] | length == (unique | length)) and ([.templating.list[].name] == ["datasource", "namespace", "autoscaler", "job"])' "$dashboard"
+check "the dashboard opens with savings and risk, per autoscaler" jqt \
+    '(.panels[0].type == "row" and (.panels[0].title | test("Savings and risk"))) and ([.panels[1:12][] | .targets[].expr | test("autoscaler=~\"\\$autoscaler\"")] | all)' "$dashboard"
+check "CPU panels in cores, memory panels in bytes (IEC)" jqt \
+    '[.panels[] | select(.type != "row") | . as $p | [.targets[].expr] | join(" ") as $e
+      | if ($e | test("cpu_cores|cpu_usage_seconds|resource=\"cpu\"")) then $p.fieldConfig.defaults.unit == "suffix: cores"
+        elif ($e | test("memory_bytes|memory_working_set|resource=\"memory\"")) then $p.fieldConfig.defaults.unit == "bytes"
+        else true end] | all' "$dashboard"
+check "the dashboard shows requested vs recommended, resizes by reason, OOM kills, phases, readiness, loans, build info" bash -c \
+    "for m in requested_cpu_cores recommended_cpu_cores requested_memory_bytes recommended_memory_bytes autoscaler_resizes_total oom_kills_after_resize_total containers_in_phase autoscaler_ready capacity_loans_loaned capacity_loan_returns_total capacity_loan_evictions_total build_info tick_step_seconds namespaces_skipped_total samples_rejected_total writes_waiting; do
+         jq -r '.. | .expr? // empty' '$dashboard' | grep -q \"phasescale_\$m\" || { echo \"  missing: phasescale_\$m\"; exit 1; }
+     done"
+used=$( (jq -r '.. | .expr? // empty' "$dashboard"; jq -r '.groups[].rules[].expr' "$work/rules.json") |
+    grep -oE '(^|[^a-z_])phasescale_[a-z_]+' | sed -E 's/^[^p]//' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
 unknown_metrics() { comm -23 <(echo "$used") <(echo "$defined"); }
-check "every phasescale_* metric of the dashboard is defined in operator/metrics.cpp ($(echo $used | wc -w) used)" \
+check "every phasescale_* metric of the dashboard and the alerts is defined by the operator ($(echo $used | wc -w) used)" \
     test -z "$(unknown_metrics)"
 # Not a failure (the operator may gain a metric before the dashboard a panel), but said.
 missing=$(comm -13 <(echo "$used") <(echo "$defined") | tr '\n' ' ')
 [[ -z ${missing// } ]] || echo "note: metrics the operator defines that the dashboard does not show: $missing"
-[[ -z $(unknown_metrics) ]] || echo "  unknown: $(unknown_metrics | tr '\n' ' ')"
+[[ -z $(unknown_metrics) ]] || echo "  not defined by the operator: $(unknown_metrics | tr '\n' ' ')"
+check "the dashboard reads only phasescale_*, cAdvisor's container_* and kube-state-metrics' kube_pod_* metrics" \
+    test -z "$(jq -r '.. | .expr? // empty' "$dashboard" | metric_names | grep -vE '^(phasescale|container|kube_pod)_')"
+ksm_used=$(jq -r '.. | .expr? // empty' "$dashboard" | metric_names | grep -E '^kube_' | tr '\n' ' ')
+check "the dashboard's kube-state-metrics metrics are those docs/monitoring.md allowlists ($ksm_used)" bash -c \
+    "for m in $ksm_used; do grep -q \"\$m\" '$root/docs/monitoring.md' || { echo \"  not in docs/monitoring.md: \$m\"; exit 1; }; done"
 
 summary helm-template
