@@ -13,8 +13,12 @@ set -euo pipefail
 api_version=$1
 dir=${PLUGIN_DIR:?PLUGIN_DIR is not set}
 
+# Several clients may run it at once (the operator has two): count under a lock.
+exec 9>>"$dir/lock"
+flock 9
 runs=$(( $(cat "$dir/runs" 2>/dev/null || echo 0) + 1 ))
-echo "$runs" > "$dir/runs.tmp" && mv "$dir/runs.tmp" "$dir/runs"
+echo "$runs" > "$dir/runs"
+flock -u 9
 echo "exec-plugin: run $runs" >&2
 
 info=${KUBERNETES_EXEC_INFO:-}
