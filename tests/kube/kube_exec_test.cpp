@@ -66,8 +66,9 @@ struct Plugin {
 
 std::string username(const kube::Client& c) {
     json body = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}};
-    return c.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {},
-                     body)["status"]["userInfo"]["username"]
+    return c
+        .request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {},
+                 body)["status"]["userInfo"]["username"]
         .get<std::string>();
 }
 
@@ -80,8 +81,7 @@ TEST_CASE("exec plugin: its token lists and gets, and is kept while it has no ex
     CHECK(plugin.runs() == 0);  // nothing runs before the first request
     CHECK(username(client) == "admin");
     CHECK(client.list(kube::resources::namespaces, "")["items"].size() >= 1);
-    CHECK(client.get(kube::resources::namespaces, "", "default")["metadata"]["name"] ==
-          "default");
+    CHECK(client.get(kube::resources::namespaces, "", "default")["metadata"]["name"] == "default");
     kube::WatchOptions wo;
     wo.timeout = 1s;
     auto stream = client.watch(kube::resources::namespaces, "", wo);
@@ -156,7 +156,8 @@ TEST_CASE("exec plugin: a failing plugin is a clear error, and recovers",
     for (const auto& line : logged) CHECK_THAT(line, !Catch::Contains(testenv().admin_token));
 }
 
-TEST_CASE("exec plugin: a client certificate, from a v1beta1 plugin", "[integration][exec-plugin]") {
+TEST_CASE("exec plugin: a client certificate, from a v1beta1 plugin",
+          "[integration][exec-plugin]") {
     Plugin plugin;
     plugin.set("cert", read_file(testenv().client_cert_file));
     plugin.set("key", read_file(testenv().client_key_file));
@@ -200,8 +201,8 @@ TEST_CASE("proxy-url: requests go through a CONNECT proxy", "[integration][proxy
     CHECK(kube::Client(with_auth).get(kube::resources::namespaces, "",
                                       "default")["metadata"]["name"] == "default");
     CHECK(tunnels("auth") >= 1);
-    auto without = plugin.config("client.authentication.k8s.io/v1",
-                                 "http://127.0.0.1:" + auth_port);
+    auto without =
+        plugin.config("client.authentication.k8s.io/v1", "http://127.0.0.1:" + auth_port);
     without.max_retries = 0;
     try {
         kube::Client(without).server_version();

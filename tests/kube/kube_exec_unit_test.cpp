@@ -35,8 +35,7 @@ std::string error_of(F&& f) {
 // `cluster_extra` lines.
 kube::Config load(const std::string& user_yaml, const std::string& cluster_extra = {}) {
     std::string text =
-        "clusters:\n- name: x\n  cluster:\n    server: https://api.example:6443\n" +
-        cluster_extra +
+        "clusters:\n- name: x\n  cluster:\n    server: https://api.example:6443\n" + cluster_extra +
         "users:\n- name: u\n  user:\n" + user_yaml +
         "contexts:\n- name: c\n  context: {cluster: x, user: u}\ncurrent-context: c\n";
     return kube::Config::from_kubeconfig_text(text, "kc.yaml", "/etc/kube");
@@ -48,8 +47,7 @@ std::string credential_json(const std::string& token, const std::string& expiry 
                             const std::string& api_version = kV1) {
     json status = {{"token", token}};
     if (!expiry.empty()) status["expirationTimestamp"] = expiry;
-    return json{{"apiVersion", api_version}, {"kind", "ExecCredential"}, {"status", status}}
-        .dump();
+    return json{{"apiVersion", api_version}, {"kind", "ExecCredential"}, {"status", status}}.dump();
 }
 
 kube::ExecPlugin plugin() {
@@ -171,8 +169,8 @@ TEST_CASE("kubeconfig proxy-url: http proxies, others refused", "[unit][kube][pr
     auto err = [&](const std::string& url) { return error_of([&] { with(url); }); };
     CHECK_THAT(err("socks5://127.0.0.1:1080"),
                Catch::Contains("proxy-url: SOCKS proxies are not supported"));
-    CHECK_THAT(err("https://proxy:443"), Catch::Contains("an https:// proxy") &&
-                                             Catch::Contains("use http://"));
+    CHECK_THAT(err("https://proxy:443"),
+               Catch::Contains("an https:// proxy") && Catch::Contains("use http://"));
     CHECK_THAT(err("ftp://proxy"), Catch::Contains("not an http:// URL"));
     CHECK_THAT(err("http://:3128"), Catch::Contains("has no host"));
     // The password stays out of messages.
@@ -211,9 +209,9 @@ TEST_CASE("exec credential: what a plugin prints", "[unit][kube][exec]") {
     cert["status"].erase("clientKeyData");
     CHECK_THAT(err(cert.dump()),
                Catch::Contains("status.clientCertificateData without status.clientKeyData"));
-    CHECK_THAT(err(credential_json("secret-token", "tomorrow")),
-               Catch::Contains("expirationTimestamp \"tomorrow\"") &&
-                   !Catch::Contains("secret-token"));
+    CHECK_THAT(
+        err(credential_json("secret-token", "tomorrow")),
+        Catch::Contains("expirationTimestamp \"tomorrow\"") && !Catch::Contains("secret-token"));
 }
 
 TEST_CASE("exec credential: KUBERNETES_EXEC_INFO", "[unit][kube][exec]") {
@@ -369,8 +367,8 @@ TEST_CASE("exec credential: the real process runner", "[unit][kube][exec]") {
     auto cfg = load(
         "    exec:\n      apiVersion: " + kV1 +
         "\n      command: phasescale-no-such-plugin\n      installHint: see docs/kubeconfig.md\n");
-    kube::ExecCredentialSource source(*cfg.exec, kube::exec_info(*cfg.exec, cfg), runner,
-                                      nullptr, [](const std::string&, const std::string&) {});
+    kube::ExecCredentialSource source(*cfg.exec, kube::exec_info(*cfg.exec, cfg), runner, nullptr,
+                                      [](const std::string&, const std::string&) {});
     CHECK_THAT(error_of([&] { source.get(); }),
                Catch::Contains("command \"phasescale-no-such-plugin\" not found: see "
                                "docs/kubeconfig.md"));

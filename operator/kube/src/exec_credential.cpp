@@ -172,8 +172,9 @@ ExecCredential parse_exec_credential(const std::string& output, const ExecPlugin
     const std::string& what = plugin.what;
     json j = json::parse(output, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-        throw CredentialError(what + ": the plugin's output is not an ExecCredential (not a JSON "
-                                     "object; " +
+        throw CredentialError(what +
+                              ": the plugin's output is not an ExecCredential (not a JSON "
+                              "object; " +
                               std::to_string(output.size()) + " bytes)");
     }
     std::string api_version = j.value("apiVersion", "");
@@ -194,14 +195,16 @@ ExecCredential parse_exec_credential(const std::string& output, const ExecPlugin
     c.client_cert_pem = status_string(status, "clientCertificateData", what);
     c.client_key_pem = status_string(status, "clientKeyData", what);
     if (c.client_cert_pem.empty() != c.client_key_pem.empty()) {
-        throw CredentialError(what + ": the plugin's ExecCredential has status." +
-                              (c.client_cert_pem.empty() ? "clientKeyData" : "clientCertificateData") +
-                              " without status." +
-                              (c.client_cert_pem.empty() ? "clientCertificateData" : "clientKeyData"));
+        throw CredentialError(
+            what + ": the plugin's ExecCredential has status." +
+            (c.client_cert_pem.empty() ? "clientKeyData" : "clientCertificateData") +
+            " without status." +
+            (c.client_cert_pem.empty() ? "clientCertificateData" : "clientKeyData"));
     }
     if (c.token.empty() && c.client_cert_pem.empty()) {
-        throw CredentialError(what + ": the plugin's ExecCredential has neither status.token nor "
-                                     "status.clientCertificateData");
+        throw CredentialError(what +
+                              ": the plugin's ExecCredential has neither status.token nor "
+                              "status.clientCertificateData");
     }
     std::string expiry = status_string(status, "expirationTimestamp", what);
     if (!expiry.empty()) {
@@ -210,8 +213,8 @@ ExecCredential parse_exec_credential(const std::string& output, const ExecPlugin
             throw CredentialError(what + ": status.expirationTimestamp \"" + expiry.substr(0, 80) +
                                   "\" is not an RFC 3339 time in UTC");
         }
-        c.expiry = system_clock::time_point(std::chrono::duration_cast<system_clock::duration>(
-            std::chrono::duration<double>(*t)));
+        c.expiry = system_clock::time_point(
+            std::chrono::duration_cast<system_clock::duration>(std::chrono::duration<double>(*t)));
     }
     return c;
 }
@@ -288,11 +291,12 @@ std::shared_ptr<const ExecCredential> ExecCredentialSource::run_plugin() {
     if (!r.started || r.timed_out || r.exit_code != 0) throw CredentialError(failure(r));
     auto credential = std::make_shared<ExecCredential>(parse_exec_credential(r.out, plugin_));
     obtained_at_ = started;
-    std::string until = credential->expiry
-                            ? "until " + format_time(std::chrono::duration<double>(
-                                                         credential->expiry->time_since_epoch())
-                                                         .count())
-                            : "with no expiry";
+    std::string until =
+        credential->expiry
+            ? "until " +
+                  format_time(
+                      std::chrono::duration<double>(credential->expiry->time_since_epoch()).count())
+            : "with no expiry";
     log_("info", plugin_.what + ": new credential (" +
                      (credential->token.empty() ? "client certificate" : "token") + ") " + until);
     return credential;
