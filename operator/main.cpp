@@ -110,7 +110,8 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
 
     CLI::App app{kDescription, "phasescale-operator"};
     app.add_option("--kubeconfig", s.kubeconfig,
-                   "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)");
+                   "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster); "
+                   "exec credential plugins and http:// proxy-url work (docs/kubeconfig.md)");
     app.add_option("--context", s.context, "kubeconfig context (default: the current context)");
     app.add_option("--prometheus-url", s.prometheus_url,
                    "Prometheus base URL (env PHASESCALE_PROMETHEUS_URL)");
@@ -372,6 +373,10 @@ void run_ticks(const Settings& s, control::Reconciler& reconciler, const std::at
 
 int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     kube::Config config = kube_config(s);
+    // An exec credential plugin's stderr and runs.
+    config.log = [&logger](const std::string& level, const std::string& message) {
+        logger.log(level, message);
+    };
     // The Lease has a client of its own; every other write goes through a fence that is open
     // only while this replica holds a fresh lease, so one that lost it mid-tick or mid-pass (a
     // slow Prometheus, a paused process) writes nothing.

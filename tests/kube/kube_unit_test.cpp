@@ -281,14 +281,17 @@ TEST_CASE("kubeconfig: clear errors for bad configuration", "[unit][kube][config
         auto e = error_of([&] { kube::Config::from_kubeconfig(config, "c"); });
         CHECK_THAT(e, Catch::Contains("tokenFile") && Catch::Contains("token.txt"));
     }
-    SECTION("credential plugins are refused") {
+    SECTION("auth-provider is refused, pointing to exec plugins") {
         kube_test::write_file(
             config,
             "clusters:\n- name: x\n  cluster: {server: https://h}\n"
-            "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+            "users:\n- name: u\n  user:\n    auth-provider: {name: gcp}\n"
             "contexts:\n- name: c\n  context: {cluster: x, user: u}\ncurrent-context: c\n");
         auto e = error_of([&] { kube::Config::from_kubeconfig(config); });
-        CHECK_THAT(e, Catch::Contains("users[\"u\"].exec") && Catch::Contains("not supported"));
+        CHECK_THAT(e, Catch::Contains("users[\"u\"].auth-provider (gcp)") &&
+                          Catch::Contains("not supported") &&
+                          Catch::Contains("exec credential plugin") &&
+                          Catch::Contains("gke-gcloud-auth-plugin"));
     }
     SECTION("not YAML") {
         kube_test::write_file(config, "clusters: [unclosed\n");

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "pem.hpp"
+#include "phasescale/kube/exec_credential.hpp"
 #include "phasescale/kube/rate_limit.hpp"
 
 namespace phasescale::kube {
@@ -89,6 +90,17 @@ struct Tls {
     std::vector<detail::X509Ptr> ca;
     std::vector<detail::X509Ptr> client_chain;
     detail::PkeyPtr client_key;
+
+    // Throws ConfigError (naming `what`) unless the key belongs to the certificate.
+    void set_client_certificate(const std::string& cert_pem, const std::string& key_pem,
+                                const std::string& what) {
+        client_chain = detail::parse_certificates(cert_pem, what + ": client certificate");
+        client_key = detail::parse_private_key(key_pem, what + ": client key");
+        if (X509_check_private_key(client_chain.front().get(), client_key.get()) != 1) {
+            detail::openssl_error();
+            throw ConfigError(what + ": the client key does not belong to the client certificate");
+        }
+    }
 
     void apply(boost::asio::ssl::context& ctx) const {
         SSL_CTX* native = ctx.native_handle();
@@ -176,12 +188,21 @@ struct Client::Impl {
     Config config;
     std::string base;  // scheme://host:port[/prefix]
     bool https = false;
-    std::string cn_host;  // the host the certificate must name
-    Tls tls;
+    std::string cn_host;             // the host the certificate must name
+    std::shared_ptr<const Tls> tls;  // from the configuration
     TokenSource tokens;
+    // Config::exec: the plugin's credential, and the TLS material made with its certificate.
+    std::shared_ptr<ExecCredentialSource> exec;
+    std::mutex exec_tls_mutex;
+    std::shared_ptr<const ExecCredential> exec_tls_for;
+    std::shared_ptr<const Tls> exec_tls;
     TokenBucket limiter;
     std::mutex clients_mutex;
-    std::map<long long, std::shared_ptr<hc::http_client>> clients;  // by timeout (ms)
+    struct PooledClient {
+        std::shared_ptr<hc::http_client> client;
+        std::shared_ptr<const Tls> tls;  // the material it was made with
+    };
+    std::map<long long, PooledClient> clients;  // by timeout (ms)
 
     explicit Impl(Config c)
         : config(std::move(c)),
@@ -209,22 +230,24 @@ struct Client::Impl {
         base = config.server;
         while (!base.empty() && base.back() == '/') base.pop_back();
         cn_host = config.tls_server_name.empty() ? uri.host() : config.tls_server_name;
+        auto material = std::make_shared<Tls>();
         if (!config.ca_pem.empty())
-            tls.ca = detail::parse_certificates(config.ca_pem, what + ": certificate authority");
+            material->ca =
+                detail::parse_certificates(config.ca_pem, what + ": certificate authority");
         if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
             if (config.client_cert_pem.empty() || config.client_key_pem.empty()) {
                 throw ConfigError(what +
                                   ": a client certificate needs its key and a key its certificate");
             }
-            tls.client_chain =
-                detail::parse_certificates(config.client_cert_pem, what + ": client certificate");
-            tls.client_key =
-                detail::parse_private_key(config.client_key_pem, what + ": client key");
-            if (X509_check_private_key(tls.client_chain.front().get(), tls.client_key.get()) != 1) {
-                detail::openssl_error();
-                throw ConfigError(what +
-                                  ": the client key does not belong to the client certificate");
-            }
+            material->set_client_certificate(config.client_cert_pem, config.client_key_pem, what);
+        }
+        tls = material;
+        if (!config.proxy_url.empty()) check_proxy(what);
+        if (config.exec) {
+            // The plugin runs at the first request, not here.
+            exec = std::make_shared<ExecCredentialSource>(*config.exec,
+                                                          exec_info(*config.exec, config),
+                                                          process_runner(), nullptr, config.log);
         }
         if (config.token.empty() && !config.token_file.empty()) {
             try {
@@ -235,43 +258,122 @@ struct Client::Impl {
         }
     }
 
-    hc::http_client_config http_config(std::chrono::milliseconds timeout) const {
+    // Checks proxy-url, and makes the server's port explicit: cpprest's CONNECT names the port
+    // as the server URL has it.
+    void check_proxy(const std::string& what) {
+        web::uri proxy;
+        try {
+            proxy = web::uri(config.proxy_url);
+        } catch (const std::exception&) {
+            throw ConfigError(what + ": proxy-url is not a URL");
+        }
+        if (proxy.host().empty()) throw ConfigError(what + ": proxy-url has no host");
+        web::uri server(base);
+        if (server.port() <= 0) {
+            web::uri_builder b(server);
+            b.set_port(https ? 443 : 80);
+            base = b.to_string();
+            while (!base.empty() && base.back() == '/') base.pop_back();
+        }
+    }
+
+    hc::http_client_config http_config(std::chrono::milliseconds timeout,
+                                       const std::shared_ptr<const Tls>& material) const {
         hc::http_client_config hcfg;
         hcfg.set_timeout(timeout);
+        if (!config.proxy_url.empty()) hcfg.set_proxy(proxy());
         if (https) {
             hcfg.set_validate_certificates(!config.insecure_skip_tls_verify);
             // SNI carries host names only.
             if (is_ip_literal(cn_host)) hcfg.set_tlsext_sni_enabled(false);
-            auto material = tls;
             hcfg.set_ssl_context_callback(
-                [material](boost::asio::ssl::context& ctx) { material.apply(ctx); });
+                [material](boost::asio::ssl::context& ctx) { material->apply(ctx); });
         }
         return hcfg;
     }
 
-    std::shared_ptr<hc::http_client> client_for(std::chrono::milliseconds timeout) {
+    // proxy-url as cpprest takes it: the port explicit (80 when the URL has none, as kubectl;
+    // cpprest would assume 8080) and user:password as basic credentials.
+    web::web_proxy proxy() const {
+        web::uri url(config.proxy_url);
+        web::uri_builder b;
+        b.set_scheme(url.scheme()).set_host(url.host()).set_port(url.port() > 0 ? url.port() : 80);
+        web::web_proxy p(b.to_uri());
+        const std::string user_info = url.user_info();  // percent-encoded user[:password]
+        if (!user_info.empty()) {
+            auto colon = user_info.find(':');
+            p.set_credentials(web::credentials(
+                web::uri::decode(user_info.substr(0, colon)),
+                colon == std::string::npos ? std::string()
+                                           : web::uri::decode(user_info.substr(colon + 1))));
+        }
+        return p;
+    }
+
+    // The credential for the next request: the configuration's token and certificate, or the
+    // exec plugin's (run when it has none or it is about to expire).
+    struct Auth {
+        std::string token;
+        std::shared_ptr<const Tls> tls;
+        std::shared_ptr<const ExecCredential> exec_credential;  // to report a 401 against
+    };
+
+    Auth auth() {
+        if (!exec) return Auth{tokens.get(), tls, nullptr};
+        auto credential = exec->get();
+        return Auth{credential->token.empty() ? tokens.get() : credential->token,
+                    tls_with(credential), credential};
+    }
+
+    // The configured TLS material with the plugin's client certificate, if it gave one; made
+    // once per credential.
+    std::shared_ptr<const Tls> tls_with(const std::shared_ptr<const ExecCredential>& credential) {
+        if (credential->client_cert_pem.empty()) return tls;
+        std::lock_guard lock(exec_tls_mutex);
+        if (exec_tls_for != credential) {
+            auto material = std::make_shared<Tls>(*tls);
+            try {
+                material->set_client_certificate(credential->client_cert_pem,
+                                                 credential->client_key_pem, config.exec->what);
+            } catch (const ConfigError& e) {
+                throw CredentialError(e.what());
+            }
+            exec_tls = material;
+            exec_tls_for = credential;
+        }
+        return exec_tls;
+    }
+
+    // One http_client per timeout, made again when the TLS material changes (a new client
+    // certificate from the exec plugin).
+    std::shared_ptr<hc::http_client> client_for(std::chrono::milliseconds timeout,
+                                                const std::shared_ptr<const Tls>& material) {
         std::lock_guard lock(clients_mutex);
         auto& slot = clients[timeout.count()];
-        if (!slot) slot = std::make_shared<hc::http_client>(web::uri(base), http_config(timeout));
-        return slot;
+        if (!slot.client || slot.tls != material) {
+            slot.client =
+                std::make_shared<hc::http_client>(web::uri(base), http_config(timeout, material));
+            slot.tls = material;
+        }
+        return slot.client;
     }
 
     void drop_client(std::chrono::milliseconds timeout,
                      const std::shared_ptr<hc::http_client>& client) {
         std::lock_guard lock(clients_mutex);
         auto it = clients.find(timeout.count());
-        if (it != clients.end() && it->second == client) clients.erase(it);
+        if (it != clients.end() && it->second.client == client) clients.erase(it);
     }
 
     http::http_request make_request(const std::string& method, const std::string& target,
-                                    const json* body, const std::string& content_type) {
+                                    const json* body, const std::string& content_type,
+                                    const std::string& token) {
         http::http_request req(method);
         req.set_request_uri(web::uri(target));
         req.headers().add("Accept", "application/json");
         req.headers().add("User-Agent", config.user_agent);
         // cpprest verifies the certificate against the Host header's name when there is one.
         if (!config.tls_server_name.empty()) req.headers().add("Host", config.tls_server_name);
-        std::string token = tokens.get();
         if (!token.empty()) req.headers().add("Authorization", "Bearer " + token);
         if (body != nullptr && !body->is_null()) req.set_body(body->dump(), content_type);
         return req;
@@ -285,7 +387,8 @@ struct Client::Impl {
         const std::string target = query.empty() ? path : path + "?" + query;
         const int max_retries = ro.max_retries.value_or(config.max_retries);
         const auto timeout = ro.timeout.value_or(config.request_timeout);
-        auto client = client_for(timeout);
+        std::shared_ptr<hc::http_client> client;
+        bool reauthenticated = false;
         Backoff backoff(config.retry_backoff_initial, config.retry_backoff_max, 2.0, 0.2,
                         std::hash<std::string>{}(target));
         for (int attempt = 0;; ++attempt) {
@@ -298,13 +401,22 @@ struct Client::Impl {
             std::stop_callback on_stop(ro.stop, [&cts] { cts.cancel(); });
             std::optional<std::chrono::milliseconds> wait;
             try {
-                auto req = make_request(method, target, body, content_type);
+                Auth a = auth();
+                client = client_for(timeout, a.tls);
+                auto req = make_request(method, target, body, content_type, a.token);
                 http::http_response resp = client->request(req, cts.get_token()).get();
                 Response r;
                 r.status = resp.status_code();
                 r.retry_after = parse_retry_after(resp.headers());
                 r.body = resp.extract_utf8string(true).get();
                 if (r.status < 400) return r;
+                // The plugin's credential was refused (revoked, or expired early): once more
+                // with a fresh one; the server did not act on the request.
+                if (r.status == 401 && a.exec_credential && !reauthenticated) {
+                    exec->refused(a.exec_credential);
+                    reauthenticated = true;
+                    continue;
+                }
                 bool retry = r.status == 429 || (safe && r.status >= 500 && r.status != 501);
                 if (!retry || attempt >= max_retries)
                     throw_api_error(r.status, r.body, method, path, r.retry_after);
@@ -313,6 +425,8 @@ struct Client::Impl {
             } catch (const ApiError&) {
                 throw;
             } catch (const ConfigError&) {
+                throw;
+            } catch (const CredentialError&) {
                 throw;
             } catch (const std::exception& e) {
                 if (ro.stop.stop_requested()) throw Cancelled(method + " " + path + ": cancelled");
@@ -338,7 +452,6 @@ struct Client::Impl {
             }
             auto delay = wait.value_or(backoff.next());
             if (!sleep_for(delay, ro.stop)) throw Cancelled(method + " " + path + ": cancelled");
-            client = client_for(timeout);
         }
     }
 
@@ -693,13 +806,17 @@ WatchStream Client::watch(const Resource& res, std::string_view ns, const WatchO
     // A client of its own: its timeout is the watch's, and the stream holds its connection.
     auto timeout = o.idle_timeout.value_or(std::chrono::duration_cast<std::chrono::milliseconds>(
         (o.timeout.count() > 0 ? o.timeout : std::chrono::seconds(3600)) + kWatchTimeoutMargin));
-    im->client =
-        std::make_shared<hc::http_client>(web::uri(impl_->base), impl_->http_config(timeout));
     std::stop_callback on_stop(ro.stop, [im] { im->cts.cancel(); });
+    Impl::Auth auth;
     try {
-        auto req = impl_->make_request("GET", target, nullptr, {});
+        auth = impl_->auth();
+        im->client = std::make_shared<hc::http_client>(web::uri(impl_->base),
+                                                       impl_->http_config(timeout, auth.tls));
+        auto req = impl_->make_request("GET", target, nullptr, {}, auth.token);
         im->response = im->client->request(req, im->cts.get_token()).get();
     } catch (const ConfigError&) {
+        throw;
+    } catch (const CredentialError&) {
         throw;
     } catch (const std::exception& e) {
         if (ro.stop.stop_requested()) throw Cancelled("GET " + path + " (watch): cancelled");
@@ -707,6 +824,8 @@ WatchStream Client::watch(const Resource& res, std::string_view ns, const WatchO
                              std::string(e.what()) + " (server " + impl_->base + ")");
     }
     int status = im->response.status_code();
+    // A refused plugin credential: the caller's next attempt (an informer retries) gets a new one.
+    if (status == 401 && auth.exec_credential) impl_->exec->refused(auth.exec_credential);
     if (status != 200) {
         std::string body;
         try {

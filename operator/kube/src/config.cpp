@@ -1,10 +1,13 @@
 #include "phasescale/kube/config.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -145,6 +148,122 @@ std::string data_or_file(const Entry& e, const std::string& data_key, const std:
     return {};
 }
 
+// Strings of a YAML list (exec args); throws unless it is one.
+std::vector<std::string> string_list(const YAML::Node& node, const std::string& key,
+                                     const std::string& what) {
+    std::vector<std::string> out;
+    YAML::Node list = node[key];
+    if (!list || list.IsNull()) return out;
+    if (!list.IsSequence()) throw ConfigError(what + "." + key + ": expected a list of strings");
+    for (const auto& item : list) {
+        if (!item.IsScalar()) throw ConfigError(what + "." + key + ": expected a list of strings");
+        out.push_back(item.as<std::string>());
+    }
+    return out;
+}
+
+// exec.env: a list of {name, value}.
+std::vector<std::pair<std::string, std::string>> exec_env(const YAML::Node& exec,
+                                                          const std::string& what) {
+    std::vector<std::pair<std::string, std::string>> out;
+    YAML::Node list = exec["env"];
+    if (!list || list.IsNull()) return out;
+    if (!list.IsSequence()) throw ConfigError(what + ".env: expected a list of {name, value}");
+    std::size_t i = 0;
+    for (const auto& item : list) {
+        std::string where = what + ".env[" + std::to_string(i++) + "]";
+        if (!item.IsMap()) throw ConfigError(where + ": expected {name, value}");
+        std::string name = scalar(item, "name", where);
+        if (name.empty() || name.find('=') != std::string::npos)
+            throw ConfigError(where + ": needs a name (without '=')");
+        out.emplace_back(name, scalar(item, "value", where));
+    }
+    return out;
+}
+
+// The user's exec credential plugin, if it has one. Nothing is run here.
+std::optional<ExecPlugin> exec_plugin(const Entry& user, const std::string& user_what) {
+    YAML::Node exec = user.node["exec"];
+    if (!exec || exec.IsNull()) return std::nullopt;
+    std::string what = user_what + ".exec";
+    if (!exec.IsMap()) throw ConfigError(what + ": expected a mapping");
+    ExecPlugin p;
+    p.api_version = scalar(exec, "apiVersion", what);
+    if (p.api_version != "client.authentication.k8s.io/v1" &&
+        p.api_version != "client.authentication.k8s.io/v1beta1") {
+        throw ConfigError(what + ".apiVersion: \"" + p.api_version +
+                          "\" is not supported (client.authentication.k8s.io/v1 or v1beta1; "
+                          "v1alpha1 was removed in Kubernetes 1.24)");
+    }
+    p.command = scalar(exec, "command", what);
+    if (p.command.empty()) throw ConfigError(what + ": has no command");
+    // kubectl: a relative path with a slash is relative to the kubeconfig's folder; a bare
+    // name is looked up on PATH.
+    if (p.command.find('/') != std::string::npos)
+        p.command = resolve(user.base_dir, p.command).string();
+    p.args = string_list(exec, "args", what);
+    p.env = exec_env(exec, what);
+    p.install_hint = trim(scalar(exec, "installHint", what));
+    p.provide_cluster_info = boolean(exec, "provideClusterInfo", what);
+    std::string mode = scalar(exec, "interactiveMode", what);
+    if (mode == "Always") {
+        throw ConfigError(what +
+                          ".interactiveMode: Always needs a terminal, and phasescale "
+                          "never has one: use a plugin that works without a prompt "
+                          "(e.g. with a service principal or workload identity) and set "
+                          "interactiveMode to Never or IfAvailable");
+    }
+    if (!mode.empty() && mode != "Never" && mode != "IfAvailable") {
+        throw ConfigError(what + ".interactiveMode: \"" + mode +
+                          "\" is not Never, IfAvailable or Always");
+    }
+    if (!mode.empty()) p.interactive_mode = mode;
+    p.what = what + " (" + p.command + ")";
+    return p;
+}
+
+// auth-provider (in-tree gcp, azure, oidc) was removed from kubectl in 1.26: refused, pointing
+// to the exec plugin that replaced it.
+void refuse_auth_provider(const YAML::Node& user, const std::string& user_what) {
+    YAML::Node n = user["auth-provider"];
+    if (!n || n.IsNull()) return;
+    std::string name = n.IsMap() ? scalar(n, "name", user_what + ".auth-provider") : "";
+    throw ConfigError(user_what + ".auth-provider" + (name.empty() ? "" : " (" + name + ")") +
+                      ": auth-provider is not supported (kubectl removed it in 1.26): use an exec "
+                      "credential plugin instead, e.g. gke-gcloud-auth-plugin for GKE, kubelogin "
+                      "for AKS or OIDC, aws eks get-token for EKS");
+}
+
+// proxy-url: http:// only (cpprest speaks plain HTTP to a proxy, and tunnels https servers
+// through it with CONNECT). The port defaults to 80, as in kubectl.
+std::string proxy_url(const std::string& url, const std::string& what) {
+    if (url.empty()) return {};
+    auto scheme_end = url.find("://");
+    std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (scheme == "socks5" || scheme == "socks5h") {
+        throw ConfigError(what +
+                          ": SOCKS proxies are not supported (the HTTP library has no "
+                          "SOCKS client): use an http:// proxy that allows CONNECT");
+    }
+    if (scheme == "https") {
+        throw ConfigError(what +
+                          ": an https:// proxy (TLS to the proxy itself) is not "
+                          "supported: use http://; the API traffic stays TLS end to end "
+                          "inside the CONNECT tunnel");
+    }
+    if (scheme != "http") {
+        throw ConfigError(what + ": not an http:// URL (scheme \"" + scheme + "\")");
+    }
+    std::string rest = url.substr(scheme_end + 3);
+    std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+    auto at = authority.find('@');  // user:password@ (never in a message)
+    std::string hostport = at == std::string::npos ? authority : authority.substr(at + 1);
+    if (hostport.empty() || hostport.front() == ':') throw ConfigError(what + ": has no host");
+    return url;
+}
+
 Config build(const Kubeconfig& kc, const std::string& context_arg) {
     std::string context_name = context_arg.empty() ? kc.current_context : context_arg;
     if (context_name.empty()) {
@@ -187,9 +306,7 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
                            : ".certificate-authority-data");
         check_certificates_pem(cfg.ca_pem, which);
     }
-    if (!scalar(cl.node, "proxy-url", cl_what).empty()) {
-        throw ConfigError(cl_what + ".proxy-url: proxies are not supported");
-    }
+    cfg.proxy_url = proxy_url(scalar(cl.node, "proxy-url", cl_what), cl_what + ".proxy-url");
 
     if (!user_name.empty()) {
         auto us_it = kc.users.find(user_name);
@@ -199,19 +316,17 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
         }
         const Entry& us = us_it->second;
         std::string us_what = us.origin + ": users[\"" + user_name + "\"]";
-        for (const char* unsupported : {"exec", "auth-provider"}) {
-            YAML::Node n = us.node[unsupported];
-            if (n && !n.IsNull()) {
-                throw ConfigError(
-                    us_what + "." + unsupported +
-                    ": credential plugins are not supported (use a token, token file or client "
-                    "certificate)");
-            }
-        }
+        refuse_auth_provider(us.node, us_what);
         if (!scalar(us.node, "username", us_what).empty() ||
             !scalar(us.node, "password", us_what).empty()) {
             throw ConfigError(us_what +
                               ": basic authentication (username/password) is not supported");
+        }
+        cfg.exec = exec_plugin(us, us_what);
+        if (cfg.exec && (!scalar(us.node, "token", us_what).empty() ||
+                         !scalar(us.node, "tokenFile", us_what).empty())) {
+            throw ConfigError(us_what +
+                              ": has both exec and a token or tokenFile: keep one of them");
         }
         cfg.token = trim(scalar(us.node, "token", us_what));
         std::string token_file = scalar(us.node, "tokenFile", us_what);

@@ -6,10 +6,35 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace phasescale::kube {
+
+// A kubeconfig user's exec credential plugin (kubeconfig users[].user.exec): a command that
+// prints a client.authentication.k8s.io ExecCredential (a token and/or a client certificate,
+// with an expiry). Loading a kubeconfig only reads this; the Client runs the command when it
+// needs a credential (exec_credential.hpp).
+struct ExecPlugin {
+    std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1
+    // As kubectl runs it: a bare name is looked up on PATH; a relative path with a '/' is
+    // relative to the kubeconfig's folder (resolved when the kubeconfig is read).
+    std::string command;
+    std::vector<std::string> args;
+    // Set for the command on top of our own environment.
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string install_hint;  // shown when the command is not found
+    // Pass the cluster's server, CA, ... in KUBERNETES_EXEC_INFO (spec.cluster).
+    bool provide_cluster_info = false;
+    // Never or IfAvailable (the same to us: we never have a terminal). Always is refused.
+    std::string interactive_mode = "IfAvailable";
+    // How long the command may run before it is killed and the request fails.
+    std::chrono::milliseconds timeout{60000};
+    // Names it in messages: "kubeconfig FILE: users["NAME"].exec (COMMAND)".
+    std::string what;
+};
 
 struct Config {
     // https://host:port (a path prefix is allowed). Plain http only with allow_http (tests of
@@ -38,6 +63,17 @@ struct Config {
     // Client certificate (chain) and private key, PEM.
     std::string client_cert_pem;
     std::string client_key_pem;
+    // Credentials from a plugin instead (or on top of a client certificate): its token and
+    // certificate win over the ones above.
+    std::optional<ExecPlugin> exec;
+
+    // http://[user:password@]host[:port] (kubeconfig proxy-url): every connection goes through
+    // this proxy, an https server's through a CONNECT tunnel. Empty: direct.
+    std::string proxy_url;
+
+    // Where the client's own messages go (an exec plugin's stderr, its runs): level ("info",
+    // "warning") and text. Null: standard error.
+    std::function<void(const std::string& level, const std::string& message)> log;
 
     // The context's namespace ("default" when it names none); in-cluster: the pod's namespace.
     std::string default_namespace = "default";

@@ -24,6 +24,13 @@ public:
     using Error::Error;
 };
 
+// An exec credential plugin failed (not found, exit status, timeout) or printed no usable
+// ExecCredential. The message names the plugin, never the credential.
+class CredentialError : public Error {
+public:
+    using Error::Error;
+};
+
 // The request never got an HTTP answer: connection refused, TLS handshake or certificate
 // verification failed, timed out, the stream broke.
 class TransportError : public Error {
