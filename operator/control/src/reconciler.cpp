@@ -28,13 +28,12 @@ long long generation_of(const json& o) {
     return 0;
 }
 
-// A blocked resize's reason as the resizes metric names it: ResizeInfeasible -> infeasible.
+// A blocked resize's reason (decide_pod's Action::Blocked) as the resizes metric names it.
 std::string metric_reason(const std::string& reason) {
     static const std::map<std::string, std::string> known = {
-        {"ResizeInfeasible", "infeasible"}, {"RestartRequired", "restart_required"},
-        {"QoSChange", "qos_change"},        {"ResizeDeferred", "deferred"},
-        {"ResizePending", "pending"},       {"ResizeInProgress", "in_progress"},
-        {"Cooldown", "cooldown"},           {"Backoff", "backoff"}};
+        {"ResizeInfeasible", "infeasible"},
+        {"RestartRequired", "restart_required"},
+        {"QoSChange", "qos_change"}};
     const auto it = known.find(reason);
     return it != known.end() ? it->second : "other";
 }
