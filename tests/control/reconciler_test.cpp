@@ -549,7 +549,7 @@ TEST_CASE("tick: what blocks an autoscaler is a Warning Event on it, repeated on
     CHECK(infeasible);
 }
 
-TEST_CASE("tick: per-autoscaler reports and resize results for the metrics; gone when deleted",
+TEST_CASE("tick: per-autoscaler reports and resize results for the metrics, gone when deleted",
           "[unit][control]") {
     Loop loop("InPlace");
     std::vector<AutoscalerReport> reports;

@@ -493,7 +493,7 @@ TEST_CASE("loan controller: a node claimed by an earlier CapacityLoan is named i
 }
 
 TEST_CASE(
-    "loan controller: each pass reports its loans, returns and evictions; a deleted loan goes",
+    "loan controller: each pass reports its loans, returns and evictions, and a deleted loan goes",
     "[unit][loan]") {
     std::vector<LoanReport> reports;
     std::vector<std::string> gone;
