@@ -29,6 +29,7 @@
 
 #include <phasescale/control/pod.hpp>
 #include <phasescale/control/reconciler.hpp>
+#include <phasescale/control/server_check.hpp>
 #include <phasescale/control/watchdog.hpp>
 #include <phasescale/kube/client.hpp>
 #include <phasescale/kube/config.hpp>
@@ -58,11 +59,14 @@ constexpr const char* kDescription =
 It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces and their
 Running pods. Every --tick it reads the model's features for each namespace from Prometheus (one
 query per feature and namespace), infers each container's phase, and by the autoscaler's mode:
-  Off        labels pods with phasescale.io/phase
-  Recommend  also annotates phasescale.io/phase-name, phase-since and recommendation
+  Off        recommends (as the VPA's Off): labels pods with phasescale.io/phase, annotates
+             phase-name, phase-since and recommendation, writes status.recommendation
+             (Recommend, the older name, means the same)
   InPlace    also resizes containers in place (pods/<name>/resize), never evicting or restarting
-The PhaseAutoscaler's status sums it up; Events record resizes. The tick decides; its API
-writes are sent by --write-workers threads within --kube-qps/--kube-burst.
+At start it checks that the API server serves pods/resize; where it does not, InPlace
+autoscalers recommend only and are not Ready. The PhaseAutoscaler's status sums it up; Events
+record resizes on the pods and what blocks an autoscaler on the PhaseAutoscaler. The tick
+decides; its API writes are sent by --write-workers threads within --kube-qps/--kube-burst.
 
 Logs: one JSON object per line on stdout. HTTP on --metrics-addr: /metrics (Prometheus text
 format), /healthz (200 while the loop goes round; 503 once no tick has ended for
@@ -397,6 +401,15 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     }
     control::ReconcilerOptions options = reconciler_options(s);
     options.pods = shared_pods;
+    // Where pods/resize is missing, InPlace autoscalers recommend only and are not Ready.
+    const control::ServerSupport server =
+        control::check_server(*control::kube_discovery(kube_client));
+    logger.log(server.pod_resize ? "info" : "warning", "API server",
+               {{"version", server.version},
+                {"pod_resize", server.pod_resize},
+                {"message", server.message}});
+    options.in_place_available = server.pod_resize;
+    options.in_place_unavailable_message = server.message;
     control::Reconciler reconciler(kube_client, prometheus_config(s, metrics), options,
                                    app::reconciler_hooks(metrics, logger));
 
@@ -456,6 +469,10 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
         loan_hooks.log = [&logger](const std::string& l, const std::string& m, const json& f) {
             logger.log(l, m, f);
         };
+        loan_hooks.loan_reconciled = [&metrics](const loan::LoanReport& r) {
+            metrics.observe_loan(r);
+        };
+        loan_hooks.loan_gone = [&metrics](const std::string& name) { metrics.forget(name); };
         loans = std::make_unique<loan::Controller>(kube_client, loan_options, loan_hooks);
         loans_thread = std::jthread([&loans, &leading](std::stop_token st) {
             loans->run(st, [&leading] { return leading.load(); });

@@ -82,7 +82,7 @@ TEST_CASE("quantities parse and format as Kubernetes writes them", "[unit]") {
 TEST_CASE("spec: the CRD's defaults fill what is not given", "[unit]") {
     const ParsedSpec p = parse_spec(pas({{"selector", json::object()}}));
     REQUIRE(p.ok());
-    CHECK(p.spec.mode == Mode::Recommend);
+    CHECK(p.spec.mode == Mode::Off);
     CHECK(p.spec.model.id() == "default");
     CHECK(p.spec.cpu.quantile == 0.95);
     CHECK(p.spec.memory.quantile == 0.99);
@@ -148,6 +148,34 @@ TEST_CASE("spec: every field is read", "[unit]") {
     CHECK(o.margins.cpu == 0.2);
     CHECK(o.debounce == 3);
     CHECK(o.proactive);
+}
+
+TEST_CASE("spec: modes and container policies read as the VPA's, older spellings too", "[unit]") {
+    // Recommend (earlier versions) is Off: both recommend, neither resizes.
+    CHECK(parse_spec(pas({{"selector", json::object()}, {"mode", "Recommend"}})).spec.mode ==
+          Mode::Off);
+    CHECK(parse_spec(pas({{"selector", json::object()}, {"mode", "Off"}})).spec.mode == Mode::Off);
+    const json policies = {{{"containerName", "sidecar"}, {"mode", "Off"}},
+                           {{"containerName", "*"}, {"maxAllowed", {{"cpu", "2"}}}}};
+    const ParsedSpec nested = parse_spec(
+        pas({{"selector", json::object()}, {"resourcePolicy", {{"containerPolicies", policies}}}}));
+    const ParsedSpec old =
+        parse_spec(pas({{"selector", json::object()}, {"containerPolicies", policies}}));
+    for (const ParsedSpec* p : {&nested, &old}) {
+        REQUIRE(p->ok());
+        CHECK_FALSE(p->spec.policy_for("sidecar").enabled);
+        CHECK(p->spec.policy_for("main").max_allowed.cpu == 2);
+    }
+    const ParsedSpec both =
+        parse_spec(pas({{"selector", json::object()},
+                        {"containerPolicies", policies},
+                        {"resourcePolicy", {{"containerPolicies", policies}}}}));
+    CHECK_THAT(both.message(), Catch::Matchers::Contains("not both"));
+    const ParsedSpec bad = parse_spec(pas(
+        {{"selector", json::object()},
+         {"resourcePolicy", {{"containerPolicies", {{{"containerName", "a"}, {"mode", "No"}}}}}}}));
+    CHECK_THAT(bad.message(),
+               Catch::Matchers::Contains("resourcePolicy.containerPolicies[0].mode"));
 }
 
 TEST_CASE("spec: feature queries use {namespace} and {window}; the older ${...} reads the same",

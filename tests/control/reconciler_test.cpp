@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include <phasescale/control/decision.hpp>
+#include <phasescale/control/quantity.hpp>
 #include <phasescale/control/reconciler.hpp>
 #include <phasescale/model/model.hpp>
 
@@ -56,7 +57,10 @@ public:
     }
     void record_event(const kube::ObjectReference& pod, kube::EventType, const std::string& reason,
                       const std::string& message) override {
-        add({"event", pod.ns, pod.name, {{"reason", reason}, {"message", message}}});
+        add({"event",
+             pod.ns,
+             pod.name,
+             {{"kind", pod.kind}, {"reason", reason}, {"message", message}}});
     }
 
     // The writes made since the last call, and forgets them.
@@ -145,6 +149,7 @@ struct Loop {
     std::vector<FakeCluster::Write> writes;  // of the last tick
 
     ReconcilerOptions options;
+    ReconcilerHooks hooks;
 
     explicit Loop(const std::string& mode) : pas(autoscaler(mode)) {
         options.namespaces = {"ml"};
@@ -164,7 +169,7 @@ struct Loop {
         if (metrics != nullptr) m->usage = metrics->usage;
         cluster = c.get();
         metrics = m.get();
-        reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), options);
+        reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), options, hooks);
     }
 
     void add_pod(const std::string& name) { pods[name] = make_pod(name); }
@@ -196,6 +201,14 @@ struct Loop {
     std::size_t count(const std::string& verb) const {
         return static_cast<std::size_t>(std::count_if(
             writes.begin(), writes.end(), [&](const auto& w) { return w.verb == verb; }));
+    }
+    // Warning Events on the PhaseAutoscaler in the last tick, by reason.
+    std::vector<std::string> autoscaler_warnings() const {
+        std::vector<std::string> reasons;
+        for (const auto& w : writes)
+            if (w.verb == "event" && w.body["kind"] == "PhaseAutoscaler" && w.name == "train")
+                reasons.push_back(w.body["reason"]);
+        return reasons;
     }
     bool event(const std::string& reason) const {
         return std::any_of(writes.begin(), writes.end(), [&](const auto& w) {
@@ -425,4 +438,170 @@ TEST_CASE("tick: a query that waited out the tick skips the namespace, its state
     s = loop.tick();
     CHECK(s.namespaces_skipped == 0);
     CHECK(s.pods_tracked == 1);
+}
+
+TEST_CASE("tick: Off recommends as the VPA's Off: status.recommendation, annotations, no resize",
+          "[unit][control]") {
+    Loop loop("Off");
+    loop.add_pod("a");
+    loop.add_pod("b");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.use("b", 2.2, 3 * GiB);
+    for (int i = 0; i < 6; ++i) CHECK(loop.tick().resizes == 0);
+    CHECK(loop.pods["a"]["metadata"]["annotations"].contains(kRecommendationAnnotation));
+    const json recs = loop.pas["status"]["recommendation"]["containerRecommendations"];
+    REQUIRE(recs.size() == 1);  // one container name over both pods
+    const json& r = recs[0];
+    CHECK(r["containerName"] == "main");
+    // The target is the larger pod's (b, in the busy phase); the lower bound is under the
+    // smaller pod's, the upper one at least the target.
+    const json ann_b = json::parse(
+        loop.pods["b"]["metadata"]["annotations"][kRecommendationAnnotation].get<std::string>());
+    const json ann_a = json::parse(
+        loop.pods["a"]["metadata"]["annotations"][kRecommendationAnnotation].get<std::string>());
+    CHECK(r["target"]["memory"] == ann_b["main"]["requests"]["memory"]);
+    CHECK(r["target"]["cpu"] == ann_b["main"]["requests"]["cpu"]);
+    const auto q = [](const json& v) { return *parse_quantity(v.get<std::string>()); };
+    CHECK(q(r["lowerBound"]["memory"]) <= q(ann_a["main"]["requests"]["memory"]));
+    CHECK(q(r["lowerBound"]["cpu"]) < q(r["target"]["cpu"]));
+    CHECK(q(r["upperBound"]["memory"]) >= q(r["target"]["memory"]));
+    CHECK(q(r["uncappedTarget"]["cpu"]) > 0);
+    // The phase mix: both containers, each in its phase.
+    CHECK(loop.pas["status"]["containersPerPhase"] == json{{"phase-0", 1}, {"phase-1", 1}});
+    // A steady recommendation is not written again.
+    loop.tick();
+    CHECK(loop.count("status") == 0);
+}
+
+TEST_CASE("tick: the policy's bounds cap the target, not the uncapped target", "[unit][control]") {
+    Loop loop("Off");
+    loop.pas["spec"]["resourcePolicy"] = {
+        {"containerPolicies", {{{"containerName", "*"}, {"maxAllowed", {{"memory", "1Gi"}}}}}}};
+    loop.add_pod("b");
+    loop.use("b", 2.2, 3 * GiB);
+    for (int i = 0; i < 6; ++i) loop.tick();
+    const json r = loop.pas["status"]["recommendation"]["containerRecommendations"][0];
+    CHECK(r["target"]["memory"] == "1024Mi");
+    CHECK(r["upperBound"]["memory"] == "1024Mi");
+    CHECK(*parse_quantity(r["uncappedTarget"]["memory"].get<std::string>()) > 3 * GiB);
+}
+
+TEST_CASE("tick: without pods/resize, InPlace recommends only and is not Ready, said once",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    loop.options.in_place_available = false;
+    loop.options.in_place_unavailable_message = "the server does not serve pods/resize";
+    loop.restart();
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    std::size_t warnings = 0;
+    for (int i = 0; i < 8; ++i) {
+        CHECK(loop.tick().resizes == 0);
+        CHECK(loop.count("resize") == 0);
+        for (const std::string& r : loop.autoscaler_warnings())
+            if (r == "InPlaceResizeUnavailable") ++warnings;
+    }
+    CHECK(warnings == 1);  // once, not every tick
+    CHECK(loop.condition("Ready")["status"] == "False");
+    CHECK(loop.condition("Ready")["reason"] == "InPlaceResizeUnavailable");
+    CHECK_THAT(loop.condition("Ready")["message"].get<std::string>(), Contains("pods/resize"));
+    CHECK(loop.pods["a"]["metadata"]["annotations"].contains(kRecommendationAnnotation));
+    CHECK(loop.pas["status"]["recommendation"]["containerRecommendations"].size() == 1);
+    // Off is unaffected: Ready.
+    loop.pas["spec"]["mode"] = "Off";
+    loop.tick();
+    CHECK(loop.condition("Ready")["status"] == "True");
+}
+
+TEST_CASE("tick: what blocks an autoscaler is a Warning Event on it, repeated only after a while",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    loop.pas["spec"]["model"]["configMap"]["name"] = "gone";
+    loop.tick();
+    CHECK(loop.autoscaler_warnings() == std::vector<std::string>{"ModelNotLoaded"});
+    for (int i = 0; i < 10; ++i) {  // 150 s: not again
+        loop.tick();
+        CHECK(loop.autoscaler_warnings().empty());
+    }
+    loop.now += kAutoscalerWarningRepeatSeconds;
+    loop.tick();
+    CHECK(loop.autoscaler_warnings() == std::vector<std::string>{"ModelNotLoaded"});
+    // Fixed, but no pod selected: that is said too.
+    loop.pas["spec"]["model"]["configMap"]["name"] = "model";
+    loop.tick();
+    CHECK(loop.autoscaler_warnings() == std::vector<std::string>{"NoPodsSelected"});
+    // A pod: nothing to say.
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.tick();
+    CHECK(loop.autoscaler_warnings().empty());
+    // A resize the kubelet finds infeasible blocks it.
+    loop.pods["a"]["status"]["conditions"] = {{{"type", "PodResizePending"},
+                                               {"status", "True"},
+                                               {"reason", "Infeasible"},
+                                               {"message", "Node didn't have enough capacity"}}};
+    bool infeasible = false;
+    for (int i = 0; i < 8 && !infeasible; ++i) {
+        loop.tick();
+        for (const std::string& r : loop.autoscaler_warnings())
+            infeasible = infeasible || r == "ResizeInfeasible";
+    }
+    CHECK(infeasible);
+}
+
+TEST_CASE("tick: per-autoscaler reports and resize results for the metrics, gone when deleted",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    std::vector<AutoscalerReport> reports;
+    std::vector<std::string> resizes, gone;
+    loop.hooks.autoscaler_observed = [&](const AutoscalerReport& r) { reports.push_back(r); };
+    loop.hooks.resize = [&](const std::string& a, const std::string& result,
+                            const std::string& reason) {
+        resizes.push_back(a + " " + result + " " + reason);
+    };
+    loop.hooks.autoscaler_gone = [&](const std::string& a) { gone.push_back(a); };
+    loop.restart();
+    loop.add_pod("a");
+    loop.add_pod("b");
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.use("b", 0.3, 0.5 * GiB);
+    for (int i = 0; i < 8 && resizes.empty(); ++i) loop.tick();
+    loop.tick();  // takes in the resize's result
+    REQUIRE_FALSE(resizes.empty());
+    CHECK(resizes.front() == "ml/train ok applied");
+    REQUIRE_FALSE(reports.empty());
+    const AutoscalerReport& r = reports.back();
+    CHECK(r.ns == "ml");
+    CHECK(r.name == "train");
+    CHECK(r.ready);
+    REQUIRE(r.containers.size() == 1);
+    CHECK(r.containers[0].pods == 2);
+    CHECK(r.containers[0].recommended == 2);
+    CHECK(r.containers[0].requested.cpu > 0);
+    CHECK(r.containers[0].target_sum.memory >= r.containers[0].target_max.memory);
+    CHECK(r.containers_per_phase.at("phase-0") == 2);
+    // The autoscaler deleted: its series go.
+    std::vector<kube::Store::ObjectPtr> none, pods;
+    loop.reconciler->tick(none, pods, loop.now + 15);
+    CHECK(gone == std::vector<std::string>{"ml/train"});
+}
+
+TEST_CASE("tick: an OOM kill on a pod phasescale resized is counted for its autoscaler",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    std::vector<std::string> ooms;
+    loop.hooks.oom_after_resize = [&](const std::string& a) { ooms.push_back(a); };
+    loop.restart();
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    std::size_t resizes = 0;
+    for (int i = 0; i < 8 && resizes == 0; ++i) resizes += loop.tick().resizes;
+    REQUIRE(resizes == 1);
+    loop.tick();  // the resize's result
+    CHECK(ooms.empty());
+    loop.pods["a"]["status"]["containerStatuses"][0]["restartCount"] = 1;
+    loop.pods["a"]["status"]["containerStatuses"][0]["lastState"] = {
+        {"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}};
+    loop.tick();
+    CHECK(ooms == std::vector<std::string>{"ml/train"});
 }

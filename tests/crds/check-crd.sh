@@ -31,7 +31,7 @@ metadata: {name: minimal}
 spec:
   selector: {matchLabels: {app: train}}
 YAML
-check "mode defaults to Recommend" equals minimal .spec.mode Recommend
+check "mode defaults to Off (recommend only, as the VPA's Off)" equals minimal .spec.mode Off
 check "model defaults to the built-in one" equals minimal .spec.model.name default
 check "CPU quantile defaults to p95" equals minimal .spec.resources.cpu.quantile 0.95
 check "memory quantile defaults to p99" equals minimal .spec.resources.memory.quantile 0.99
@@ -59,6 +59,29 @@ YAML
 check "a full spec is kept" equals full .spec.containerPolicies[1].mode Off
 check "container policies get controlledValues" equals full .spec.containerPolicies[0].controlledValues RequestsAndLimits
 
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: vpa-like}
+spec:
+  selector: {}
+  mode: Recommend
+  resourcePolicy:
+    containerPolicies:
+      - {containerName: "*", maxAllowed: {cpu: 4}}
+YAML
+check "Recommend (the older name of Off) is still accepted" equals vpa-like .spec.mode Recommend
+check "resourcePolicy.containerPolicies as in the VPA, defaults filled" equals vpa-like \
+  .spec.resourcePolicy.containerPolicies[0].controlledValues RequestsAndLimits
+refused "both resourcePolicy.containerPolicies and the deprecated containerPolicies" 'not both' <<'YAML'
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: bad-both}
+spec:
+  selector: {}
+  containerPolicies: [{containerName: a}]
+  resourcePolicy: {containerPolicies: [{containerName: b}]}
+YAML
 refused "an unknown mode" 'spec.mode' <<'YAML'
 apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
@@ -98,12 +121,16 @@ YAML
 
 # status goes through its own subresource: a plain update does not change it
 check "status is updated through the status subresource" kubectl patch pas minimal --subresource status --type merge \
-  -p '{"status":{"model":"default","podsTracked":3,"phasesSeen":2,"lastResize":{"time":"2026-11-29T12:00:00Z","pod":"p","container":"c"},"conditions":[{"type":"Ready","status":"True","reason":"Tracking","message":"3 pods","lastTransitionTime":"2026-11-29T12:00:00Z"}]}}'
+  -p '{"status":{"model":"default","podsTracked":3,"phasesSeen":2,"lastResize":{"time":"2026-11-29T12:00:00Z","pod":"p","container":"c"},"conditions":[{"type":"Ready","status":"True","reason":"Tracking","message":"3 pods","lastTransitionTime":"2026-11-29T12:00:00Z"}],"containersPerPhase":{"phase-0":2,"unknown":1},"recommendation":{"containerRecommendations":[{"containerName":"main","target":{"cpu":"1500m","memory":"2048Mi"},"lowerBound":{"cpu":"1m","memory":"1Mi"},"upperBound":{"cpu":"2","memory":"3Gi"},"uncappedTarget":{"cpu":"1500m","memory":"2048Mi"}}]}}}'
 check "the status was stored" equals minimal .status.podsTracked 3
+check "status.recommendation was stored" equals minimal .status.recommendation.containerRecommendations[0].uncappedTarget.memory 2048Mi
+check "status.containersPerPhase was stored" equals minimal .status.containersPerPhase.unknown 1
 kubectl patch pas minimal --type merge -p '{"status":{"podsTracked":99}}' >/dev/null 2>&1 || true
 check "a main-resource patch leaves status alone" equals minimal .status.podsTracked 3
-check "printer columns show mode, model, pods and phases" bash -c \
-  "'$PHASESCALE_TESTENV_BIN/kubectl' get pas minimal | grep -E '^NAME +MODE +MODEL +PODS +PHASES +LAST RESIZE +AGE' && '$PHASESCALE_TESTENV_BIN/kubectl' get pas minimal --no-headers | grep -E '^minimal +Recommend +default +3 +2 '"
+check "printer columns show mode, ready, pods, CPU and memory targets" bash -c \
+  "'$PHASESCALE_TESTENV_BIN/kubectl' get pas minimal | grep -E '^NAME +MODE +READY +PODS +CPU +MEMORY +LAST RESIZE +AGE\$' && '$PHASESCALE_TESTENV_BIN/kubectl' get pas minimal --no-headers | grep -E '^minimal +Off +True +3 +1500m +2048Mi '"
+check "-o wide adds the model and the phases seen" bash -c \
+  "'$PHASESCALE_TESTENV_BIN/kubectl' get pas minimal -o wide | grep -E '^NAME +MODE +READY +PODS +CPU +MEMORY +LAST RESIZE +AGE +MODEL +PHASES\$'"
 
 rm -f /tmp/check-crd.$$
 echo "$passed passed, $failed failed"

@@ -2,10 +2,12 @@
 # End-to-end test of phasescale-operator: run under tests/testenv/with-testenv.sh (a real
 # kube-apiserver with KWOK nodes), with a real Prometheus scraping tools/replay-exporter, which
 # replays `phasescale generate --jobs 3 --seed 5` for the test's pods. Three namespaces, three
-# Guaranteed pods each, one PhaseAutoscaler each, modes InPlace, Recommend and Off.
-# Asserts: phase labels everywhere; annotations in InPlace and Recommend; in InPlace at least one
-# resize, visible in the pod spec and (KWOK) status, counted on /metrics; status podsTracked 3;
-# nothing resized in Recommend and Off. Every process it starts is stopped at the end.
+# Guaranteed pods each, one PhaseAutoscaler each, modes InPlace, Recommend (the older name of Off)
+# and Off. Asserts: phase labels and annotations everywhere; in InPlace at least one resize,
+# visible in the pod spec and (KWOK) status, counted on /metrics; status podsTracked 3;
+# status.recommendation in Off with nothing resized; the printer columns in the apiserver's
+# Table; Warning Events on the PhaseAutoscalers that are blocked; the per-autoscaler metrics,
+# gone once their autoscaler is deleted. Every process it starts is stopped at the end.
 # Over the first RECORD seconds of the operator it also polls every pod's phase label and
 # requests, and checks them against the same trace offline: each phase label shown occurs in
 # `phasescale predict --model default` near that trace time; each resize in InPlace agrees in
@@ -297,7 +299,7 @@ pas_tracked() { kubectl get pas trainers -n "$1" -o jsonpath='{.status.podsTrack
 
 all_done() {
     [[ $(labelled_count e2e-inplace) == 3 && $(labelled_count e2e-recommend) == 3 && $(labelled_count e2e-off) == 3 ]] &&
-        [[ $(annotated_count e2e-inplace) == 3 && $(annotated_count e2e-recommend) == 3 ]] &&
+        [[ $(annotated_count e2e-inplace) == 3 && $(annotated_count e2e-recommend) == 3 && $(annotated_count e2e-off) == 3 ]] &&
         (( $(resized_count e2e-inplace) >= 1 )) &&
         [[ $(pas_tracked e2e-inplace) == 3 && $(pas_tracked e2e-recommend) == 3 && $(pas_tracked e2e-off) == 3 ]]
 }
@@ -313,7 +315,16 @@ for ns in "${namespaces[@]}"; do
 done
 check "e2e-inplace: annotations on every pod" test "$(annotated_count e2e-inplace)" == 3
 check "e2e-recommend: annotations on every pod" test "$(annotated_count e2e-recommend)" == 3
-check "e2e-off: no annotations" test "$(annotated_count e2e-off)" == 0
+check "e2e-off: annotations on every pod (Off recommends, as the VPA's Off)" test "$(annotated_count e2e-off)" == 3
+recommendation_ok() {  # status.recommendation of NS: container main, target within [lowerBound, upperBound]
+    kubectl get pas trainers -n "$1" -o json | jq -e '.status.recommendation.containerRecommendations as $r |
+        ($r | length) == 1 and $r[0].containerName == "main" and
+        ([$r[0].target, $r[0].lowerBound, $r[0].upperBound, $r[0].uncappedTarget] | all(.cpu != null and .memory != null))' > /dev/null
+}
+check "e2e-off: status.recommendation per container" recommendation_ok e2e-off
+check "e2e-inplace: status.recommendation per container" recommendation_ok e2e-inplace
+check "e2e-off: the phase mix counts the 3 containers" test \
+    "$(kubectl get pas trainers -n e2e-off -o json | jq '[.status.containersPerPhase[]] | add')" == 3
 check "e2e-inplace: at least one pod resized in its spec" test "$(resized_count e2e-inplace)" -ge 1
 check "e2e-recommend: nothing resized" test "$(resized_count e2e-recommend)" == 0
 check "e2e-off: nothing resized" test "$(resized_count e2e-off)" == 0
@@ -353,17 +364,54 @@ check "VPA: that pod is left alone (no label), the other one tracked" test \
 check "VPA: status podsTracked is 1" test "$(pas_tracked e2e-vpa)" == 1
 kubectl get pas -A || true
 
-# `kubectl get pas` prints the status: MODE MODEL PODS PHASES (then LAST RESIZE, AGE).
-pas_columns() {  # pas_columns NS MODE
-    local out
-    out=$(kubectl get pas trainers -n "$1")
-    awk -v mode="$2" 'NR == 1 { ok = $1 == "NAME" && $2 == "MODE" && $3 == "MODEL" && $4 == "PODS" && $5 == "PHASES" }
-        NR == 2 { ok = ok && $1 == "trainers" && $2 == mode && $3 == "default" && $4 == 3 && $5 ~ /^[0-9]+$/ && $5 >= 1 }
-        END { exit !(ok && NR == 2) }' <<< "$out"
+# `kubectl get pas` prints the status: the apiserver's Table (what kubectl asks for), its columns
+# NAME MODE READY PODS CPU MEMORY (then LAST RESIZE, AGE; MODEL, PHASES at priority 1).
+table() {  # table NS NAME: the Table as JSON
+    curl -fsS --cacert "$PHASESCALE_TESTENV_CA_FILE" -H "Authorization: Bearer $PHASESCALE_TESTENV_ADMIN_TOKEN" \
+        -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' \
+        "$PHASESCALE_TESTENV_APISERVER_URL/apis/phasescale.io/v1alpha1/namespaces/$1/phaseautoscalers/$2"
+}
+pas_columns() {  # pas_columns NS MODE READY
+    table "$1" trainers | jq -e --arg mode "$2" --arg ready "$3" '
+        [.columnDefinitions[].name] == ["Name", "Mode", "Ready", "Pods", "CPU", "Memory", "Last Resize", "Age", "Model", "Phases"] and
+        (.rows[0].cells as $c | $c[0] == "trainers" and $c[1] == $mode and $c[2] == $ready and $c[3] == 3 and
+         ($c[4] | test("^[0-9]+m?$")) and ($c[5] | test("^[0-9]+Mi$")) and $c[8] == "default" and $c[9] >= 1)' > /dev/null
 }
 for i in 0 1 2; do
-    check "kubectl get pas -n ${namespaces[$i]}: mode ${modes[$i]}, model default, 3 pods, phases seen" pas_columns "${namespaces[$i]}" "${modes[$i]}"
+    check "Table of ${namespaces[$i]}/trainers: mode ${modes[$i]}, Ready True, 3 pods, CPU and memory targets" pas_columns "${namespaces[$i]}" "${modes[$i]}" True
 done
+check "kubectl get pas -o wide prints the same columns" bash -c \
+    "kubectl get pas trainers -n e2e-off -o wide | grep -qE '^NAME +MODE +READY +PODS +CPU +MEMORY +LAST RESIZE +AGE +MODEL +PHASES\$'"
+# Warning Events on the PhaseAutoscaler itself for what blocks it (not only on pods).
+autoscaler_warning() {  # autoscaler_warning NS NAME REASON
+    kubectl get events -n "$1" -o json | jq -e --arg name "$2" --arg reason "$3" '[.items[] |
+        select(.type == "Warning" and .involvedObject.kind == "PhaseAutoscaler" and .involvedObject.name == $name and .reason == $reason)] |
+        length >= 1' > /dev/null
+}
+check "a Warning Event ModelNotLoaded on the PhaseAutoscaler with the bad model" autoscaler_warning e2e-bad broken ModelNotLoaded
+check "a Warning Event PrometheusNotAllowed on the tenant's PhaseAutoscaler" autoscaler_warning e2e-tenant elsewhere PrometheusNotAllowed
+check "a Warning Event RestartRequired on the blocked PhaseAutoscaler" autoscaler_warning e2e-blocked trainers RestartRequired
+check "the start-up check found pods/resize" bash -c "grep -m1 '\"msg\":\"API server\"' '$work/operator.log' | jq -e '.pod_resize == true and (.version | startswith(\"v1.\"))' > /dev/null"
+# The per-autoscaler metrics.
+curl -fsS "http://127.0.0.1:$metrics_port/metrics" > "$work/metrics.txt"
+series() { awk -v s="$1" 'index($0, s) == 1 { print $NF }' "$work/metrics.txt"; }
+check "phasescale_autoscaler_ready: 1 for a Ready autoscaler" test "$(series 'phasescale_autoscaler_ready{autoscaler="trainers",namespace="e2e-off"}')" == 1
+check "phasescale_autoscaler_ready: 0 for the one with a bad model" test "$(series 'phasescale_autoscaler_ready{autoscaler="broken",namespace="e2e-bad"}')" == 0
+check "phasescale_requested_cpu_cores sums the 3 pods' requests (2 cores each, Off)" \
+    test "$(series 'phasescale_requested_cpu_cores{autoscaler="trainers",container="main",namespace="e2e-off"}')" == 6
+check "phasescale_recommended_{cpu_cores,memory_bytes} for the container" bash -c \
+    "grep -qE '^phasescale_recommended_cpu_cores\{autoscaler=\"trainers\",container=\"main\",namespace=\"e2e-off\"\} [0-9.e+]+$' '$work/metrics.txt' &&
+     grep -qE '^phasescale_recommended_memory_bytes\{autoscaler=\"trainers\",container=\"main\",namespace=\"e2e-inplace\"\} [0-9.e+]+$' '$work/metrics.txt'"
+check "phasescale_containers_in_phase counts the 3 containers of e2e-inplace" test \
+    "$(awk '/^phasescale_containers_in_phase\{autoscaler="trainers",namespace="e2e-inplace"/ { n += $NF } END { print n }' "$work/metrics.txt")" == 3
+check "phasescale_autoscaler_resizes_total counts the applied resizes of e2e-inplace" test \
+    "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-inplace",reason="applied",result="ok"}' | cut -d. -f1)" -ge 1
+check "phasescale_autoscaler_resizes_total counts the blocked resize of e2e-blocked" test \
+    "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-blocked",reason="restart_required",result="blocked"}')" == 1
+check "no per-pod label on the metrics" bash -c "! grep -qE '^phasescale_[a-z_]+\{[^}]*pod=' '$work/metrics.txt'"
+kubectl delete pas broken -n e2e-bad > /dev/null
+check "a deleted autoscaler's series go" wait_for 15 bash -c \
+    "! curl -fsS http://127.0.0.1:$metrics_port/metrics | grep -q 'autoscaler=\"broken\"'"
 
 # Offline, on the same trace. Each pod's first trace timestamp (pods in trace order, as --pod-map).
 firsts=$(awk -F, 'NR > 1 && !($2 in s) { s[$2]; printf "%strainer-%d=%s", n ? "," : "", n, $1; n++ }' "$work/trace.csv")

@@ -206,8 +206,9 @@ struct World {
     const json y_owner = {
         {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "y"}, {"controller", true}};
 
-    explicit World(std::unique_ptr<FakeCluster> c = std::make_unique<FakeCluster>())
-        : cluster(c.get()), controller(std::move(c)) {
+    explicit World(std::unique_ptr<FakeCluster> c = std::make_unique<FakeCluster>(),
+                   ControllerHooks hooks = {})
+        : cluster(c.get()), controller(std::move(c), {}, std::move(hooks)) {
         for (int i = 0; i < 4; ++i) cluster->nodes[inf(i)] = gpu_node(inf(i), "inference");
         for (int i = 0; i < 2; ++i) cluster->nodes[trn(i)] = gpu_node(trn(i), "training");
         cluster->trainingjobs["ml/a"] = training_job("a", "7200");
@@ -489,4 +490,36 @@ TEST_CASE("loan controller: a node claimed by an earlier CapacityLoan is named i
     CHECK(other["inferenceNodes"] == 0);
     CHECK_THAT(other["conditions"][0]["message"].get<std::string>(),
                Contains("node inf-0 belongs to an earlier CapacityLoan"));
+}
+
+TEST_CASE(
+    "loan controller: each pass reports its loans, returns and evictions, and a deleted loan goes",
+    "[unit][loan]") {
+    std::vector<LoanReport> reports;
+    std::vector<std::string> gone;
+    ControllerHooks hooks;
+    hooks.loan_reconciled = [&](const LoanReport& r) { reports.push_back(r); };
+    hooks.loan_gone = [&](const std::string& name) { gone.push_back(name); };
+    World w(std::make_unique<FakeCluster>(), hooks);
+    w.reconcile();
+    REQUIRE(reports.size() == 1);
+    CHECK(reports.back().name == "gpus");
+    CHECK(reports.back().loaned == 0);
+    load_drops(w);
+    CHECK(reports.back().loaned == 2);
+    // As above: inf-3 (y-1 on it) preempts least and is returned, y-1 evicted.
+    w.add(gpu_pod("x-0", World::inf(2), 4, {{"role", "training"}}));
+    w.add(gpu_pod("y-1", World::inf(3), 4, {{"role", "training"}}, w.y_owner));
+    w.reconcile();
+    w.require(3);
+    w.reconcile();
+    CHECK(reports.back().loaned == 1);
+    CHECK(reports.back().returned == 1);
+    CHECK(reports.back().evicted == 1);
+    w.reconcile();
+    CHECK(reports.back().returned == 0);  // per pass, not totals
+    CHECK(gone.empty());
+    w.cluster->loans.erase("gpus");
+    w.reconcile();
+    CHECK(gone == std::vector<std::string>{"gpus"});
 }

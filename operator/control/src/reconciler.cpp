@@ -28,6 +28,23 @@ long long generation_of(const json& o) {
     return 0;
 }
 
+// A blocked resize's reason (decide_pod's Action::Blocked) as the resizes metric names it.
+std::string metric_reason(const std::string& reason) {
+    static const std::map<std::string, std::string> known = {
+        {"ResizeInfeasible", "infeasible"},
+        {"RestartRequired", "restart_required"},
+        {"QoSChange", "qos_change"}};
+    const auto it = known.find(reason);
+    return it != known.end() ? it->second : "other";
+}
+
+// A refused resize's error as the resizes metric names it.
+std::string error_reason(const std::string& error) {
+    return error.find("onflict") != std::string::npos || error.find("409") != std::string::npos
+               ? "conflict"
+               : "api_error";
+}
+
 std::string phase_label(std::optional<int> phase) {
     return phase ? std::to_string(*phase) : "unknown";
 }
@@ -320,8 +337,9 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
         if (ps != pods_.end()) {
             ps->second.gate.backoff_level = 0;
             ps->second.blocked.clear();
+            ps->second.resized = true;
         }
-        if (hooks_.resize) hooks_.resize("ok");
+        if (hooks_.resize) hooks_.resize(autoscaler, "ok", "applied");
         if (state) {
             remember_targets(*state, pod.name, d.resized, phase, "Resize", "Resized", decided);
             state->last_resize = {{"time", kube::format_time(decided)},
@@ -336,7 +354,7 @@ void Reconciler::resize_done(const std::string& autoscaler, const std::string& p
     if (ps != pods_.end()) {
         back_off(ps->second.gate, decided);
     }
-    if (hooks_.resize) hooks_.resize("error");
+    if (hooks_.resize) hooks_.resize(autoscaler, "error", error_reason(error));
     if (state) {
         state->failed_reason = "ResizeFailed";
         state->failed_message = pod_key + ": " + error;
@@ -693,7 +711,10 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
             ps.uid = pod_uid(*pod);
             // A pod an earlier operator already sized: start with a cooldown rather than a burst
             // of resizes after a restart.
-            if (annotation(*pod, kRecommendationAnnotation)) ps.gate.last_resize = now;
+            if (annotation(*pod, kRecommendationAnnotation)) {
+                ps.gate.last_resize = now;
+                ps.resized = w.parsed.spec.mode == Mode::InPlace;
+            }
         }
         ps.seen = true;
         PodReading reading;
@@ -775,13 +796,15 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         }
         if (step.oom_killed) {
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
+            if (ps.resized && hooks_.oom_after_resize) hooks_.oom_after_resize(w.key);
             ps.gate.oom_since_resize = true;
         }
         t.phase = step.phase;
         if (step.phase) state.phases_seen.insert(*step.phase);
-        if (step.recommendation)
+        if (step.recommendation) {
             t.target = target_for(c, *step.recommendation, policy, spec.min_change);
-        else if (t.target)
+            t.uncapped = step.recommendation->request;
+        } else if (t.target)
             t.target->worth_resizing = false;  // skipped sample: never act on it
         if (t.target) {
             ContainerTarget target = *t.target;
@@ -789,6 +812,8 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             target.worth_resizing = step.recommendation && t.target->worth_resizing;
             reading.targets.push_back(target);
         }
+        add_container(outcome.containers, c, t.target, t.uncapped);
+        ++outcome.containers_per_phase[phase_name(t.phase)];
         if (!reading.phase && t.phase) {
             reading.phase = t.phase;
             reading.phase_since = t.tracker->phase_since();
@@ -804,7 +829,7 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const std::string ns = pod_namespace(pod), name = pod_name(pod), pod_key = ns + "/" + name;
     PodMarks marks;
     marks.phase_label = phase_label(reading.phase);
-    if (spec.mode != Mode::Off) {
+    {  // every mode recommends (Off as the VPA's Off)
         marks.phase_name = phase_name(reading.phase);
         if (reading.phase && reading.phase_since > 0)
             marks.phase_since = kube::format_time(reading.phase_since);
@@ -820,7 +845,8 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     // A resize of this pod still queued or on its way is seen through first (its result, taken
     // in at the start of a tick, may set a backoff).
     const std::string resize_key = "resize/" + pod_key;
-    if (spec.mode == Mode::InPlace && !reading.targets.empty() && !writes_.busy(resize_key)) {
+    if (spec.mode == Mode::InPlace && options_.in_place_available && !reading.targets.empty() &&
+        !writes_.busy(resize_key)) {
         PodDecision d = decide_pod(pod, reading.targets, spec.cooldown_seconds, ps.gate, now);
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
@@ -843,7 +869,7 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
             // Once per reason, not every tick while it lasts.
             if (ps.blocked != d.reason) {
                 ps.blocked = d.reason;
-                if (hooks_.resize) hooks_.resize("blocked");
+                if (hooks_.resize) hooks_.resize(w.key, "blocked", metric_reason(d.reason));
                 remember_targets(state, name, d.resized.empty() ? reading.targets : d.resized,
                                  phase, "Blocked", d.reason, now);
                 log("warning", "resize blocked",
@@ -883,8 +909,14 @@ void Reconciler::update_status(const NamespacePass& pass, const Work& w, Autosca
                       "model " + w.model.id + ": " + w.model.error, now, gen);
     } else {
         set_condition(state, "ModelLoaded", true, "Loaded", "model " + w.model.id, now, gen);
-        set_condition(state, "Ready", true, "Reconciling",
-                      std::to_string(outcome.tracked_pods) + " pods tracked", now, gen);
+        if (spec.mode == Mode::InPlace && !options_.in_place_available)
+            set_condition(state, "Ready", false, "InPlaceResizeUnavailable",
+                          options_.in_place_unavailable_message +
+                              " (recommending as mode Off does; nothing is resized)",
+                          now, gen);
+        else
+            set_condition(state, "Ready", true, "Reconciling",
+                          std::to_string(outcome.tracked_pods) + " pods tracked", now, gen);
     }
     if (w.parsed.ok() && w.model.model) {
         std::string failure;
@@ -924,21 +956,32 @@ void Reconciler::update_status(const NamespacePass& pass, const Work& w, Autosca
     else
         set_condition(state, "ResizeBlocked", false, "NotBlocked", "", now, gen);
 
+    warn_autoscaler(w, state, problems(w, outcome, state), now);
+    report(w, state, outcome);
+
+    if (w.servable()) {
+        const json fresh = recommendation_status(outcome.containers, spec);
+        if (recommendation_status_moved(state.recommendation, fresh, spec.min_change))
+            state.recommendation = fresh;
+    }
     json status = {{"observedGeneration", gen},
                    {"model", w.parsed.ok() ? w.model.id : ""},
                    {"podsTracked", outcome.tracked_pods},
                    {"phasesSeen", state.phases_seen.size()},
                    {"podsPerPhase", json(outcome.per_phase)},
+                   {"containersPerPhase", json(outcome.containers_per_phase)},
                    {"recentDecisions", state.recent},
                    {"conditions", state.conditions}};
     if (!state.last_resize.is_null()) status["lastResize"] = state.last_resize;
+    if (!state.recommendation.is_null()) status["recommendation"] = state.recommendation;
     const json current = w.object->value("status", json::object());
     if (current == status) return;
-    // A merge patch merges maps: phases no pod is in any more are removed explicitly.
-    if (current.contains("podsPerPhase") && current["podsPerPhase"].is_object())
-        for (auto it = current["podsPerPhase"].begin(); it != current["podsPerPhase"].end(); ++it)
-            if (!status["podsPerPhase"].contains(it.key()))
-                status["podsPerPhase"][it.key()] = nullptr;
+    // A merge patch merges maps: phases no pod or container is in any more are removed
+    // explicitly.
+    for (const char* map : {"podsPerPhase", "containersPerPhase"})
+        if (current.contains(map) && current[map].is_object())
+            for (auto it = current[map].begin(); it != current[map].end(); ++it)
+                if (!status[map].contains(it.key())) status[map][it.key()] = nullptr;
     const bool added = writes_.submit(
         "status/" + w.key,
         [this, ns = pass.ns, name = kube::string_field(*w.object, "metadata", "name"), status] {
@@ -951,6 +994,49 @@ void Reconciler::update_status(const NamespacePass& pass, const Work& w, Autosca
     if (added) ++summary.status_updates;
 }
 
+std::map<std::string, std::string> Reconciler::problems(const Work& w, const Outcome& outcome,
+                                                        const AutoscalerState& state) const {
+    std::map<std::string, std::string> found;
+    // What the Ready condition says is wrong, under its reason.
+    for (const json& c : state.conditions)
+        if (c.value("type", "") == "Ready" && c.value("status", "") == "False")
+            found[c.value("reason", "")] = c.value("message", "");
+    if (w.servable() && w.pods.empty() && w.vpa_pods.empty())
+        found["NoPodsSelected"] = "no Running pod of the namespace matches spec.selector";
+    if (!outcome.blocked_reason.empty()) found[outcome.blocked_reason] = outcome.blocked_message;
+    for (const json& c : state.conditions)
+        if (c.value("type", "") == "MetricsAvailable" && c.value("reason", "") == "QueryFailed")
+            found["MetricsUnavailable"] = c.value("message", "");
+    return found;
+}
+
+void Reconciler::warn_autoscaler(const Work& w, AutoscalerState& state,
+                                 const std::map<std::string, std::string>& problems, double now) {
+    std::erase_if(state.warned, [&](const auto& e) { return problems.count(e.first) == 0; });
+    kube::ObjectReference ref = kube::reference_to(*w.object);
+    if (ref.api_version.empty()) ref.api_version = "phasescale.io/v1alpha1";  // listed objects
+    if (ref.kind.empty()) ref.kind = "PhaseAutoscaler";
+    for (const auto& [reason, message] : problems) {
+        const auto last = state.warned.find(reason);
+        if (last != state.warned.end() && now - last->second < kAutoscalerWarningRepeatSeconds)
+            continue;
+        state.warned[reason] = now;
+        record_event(ref, kube::EventType::Warning, reason, message);
+    }
+}
+
+void Reconciler::report(const Work& w, const AutoscalerState& state, const Outcome& outcome) const {
+    if (!hooks_.autoscaler_observed) return;
+    AutoscalerReport r;
+    r.ns = kube::string_field(*w.object, "metadata", "namespace");
+    r.name = kube::string_field(*w.object, "metadata", "name");
+    for (const json& c : state.conditions)
+        if (c.value("type", "") == "Ready") r.ready = c.value("status", "") == "True";
+    r.containers = outcome.containers;
+    r.containers_per_phase = outcome.containers_per_phase;
+    hooks_.autoscaler_observed(r);
+}
+
 void Reconciler::forget_gone(const std::set<std::string>& skipped) {
     // Keys start with "namespace/".
     const auto kept = [&](const std::string& key) {
@@ -958,7 +1044,11 @@ void Reconciler::forget_gone(const std::set<std::string>& skipped) {
     };
     std::erase_if(trackers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
     std::erase_if(pods_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
-    std::erase_if(autoscalers_, [&](const auto& e) { return !e.second.seen && !kept(e.first); });
+    std::erase_if(autoscalers_, [&](const auto& e) {
+        const bool gone = !e.second.seen && !kept(e.first);
+        if (gone && hooks_.autoscaler_gone) hooks_.autoscaler_gone(e.first);
+        return gone;
+    });
 }
 
 }  // namespace phasescale::control

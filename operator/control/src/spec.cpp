@@ -13,7 +13,6 @@ namespace phasescale::control {
 const char* to_string(Mode mode) {
     switch (mode) {
         case Mode::Off: return "Off";
-        case Mode::Recommend: return "Recommend";
         case Mode::InPlace: return "InPlace";
     }
     return "?";
@@ -80,16 +79,30 @@ void read_bounds(Reader& r, const json& parent, const char* key, const std::stri
     }
 }
 
+// The container policies: resourcePolicy.containerPolicies as in the VPA, or the deprecated
+// top-level containerPolicies of earlier versions (not both).
 void read_policies(Reader& r, const json& spec, std::vector<ContainerPolicy>& out) {
-    if (!spec.contains("containerPolicies") || spec["containerPolicies"].is_null()) return;
-    const json& list = spec["containerPolicies"];
+    const auto given = [](const json& parent, const char* key) {
+        return parent.is_object() && parent.contains(key) && !parent[key].is_null();
+    };
+    const json* policy = r.object(spec, "resourcePolicy", "resourcePolicy");
+    const bool nested = policy != nullptr && given(*policy, "containerPolicies");
+    if (nested && given(spec, "containerPolicies")) {
+        r.error("containerPolicies",
+                "give resourcePolicy.containerPolicies or the deprecated containerPolicies, not "
+                "both");
+        return;
+    }
+    if (!nested && !given(spec, "containerPolicies")) return;
+    const json& list = nested ? (*policy)["containerPolicies"] : spec["containerPolicies"];
+    const std::string prefix = nested ? "resourcePolicy.containerPolicies" : "containerPolicies";
     if (!list.is_array()) {
-        r.error("containerPolicies", "expected a list");
+        r.error(prefix, "expected a list");
         return;
     }
     std::set<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
-        const std::string field = "containerPolicies[" + std::to_string(i) + "]";
+        const std::string field = prefix + "[" + std::to_string(i) + "]";
         ContainerPolicy p;
         auto name = r.string(list[i], "containerName", field + ".containerName");
         if (!name || name->empty()) {
@@ -178,10 +191,9 @@ ParsedSpec parse_spec(const json& object) {
     AutoscalerSpec& s = out.spec;
     r.selector(spec, "selector", "selector", s.selector, true);
     if (auto mode = r.string(spec, "mode", "mode")) {
-        if (*mode == "Off")
+        // Recommend, earlier versions' name of Off, is still accepted and means the same.
+        if (*mode == "Off" || *mode == "Recommend")
             s.mode = Mode::Off;
-        else if (*mode == "Recommend")
-            s.mode = Mode::Recommend;
         else if (*mode == "InPlace")
             s.mode = Mode::InPlace;
         else

@@ -336,17 +336,29 @@ ReconcileSummary Controller::reconcile(const Objects& nodes, const Objects& pods
     std::set<std::string> claimed;  // nodes owned by an earlier CapacityLoan
     std::set<std::string> names;
     for (const json& loan : items) {
-        names.insert(string_field(metadata(loan), "name"));
-        reconcile_one(loan, nodes, pods, claimed, now, sum);
+        const std::string name = string_field(metadata(loan), "name");
+        names.insert(name);
+        const ReconcileSummary before = sum;
+        const std::size_t loaned = reconcile_one(loan, nodes, pods, claimed, now, sum);
         ++sum.loans;
+        if (hooks_.loan_reconciled)
+            hooks_.loan_reconciled(LoanReport{name, loaned, sum.returned - before.returned,
+                                              sum.evicted - before.evicted});
     }
-    for (auto it = loans_.begin(); it != loans_.end();)
-        it = names.count(it->first) ? std::next(it) : loans_.erase(it);
+    for (auto it = loans_.begin(); it != loans_.end();) {
+        if (names.count(it->first)) {
+            ++it;
+            continue;
+        }
+        if (hooks_.loan_gone) hooks_.loan_gone(it->first);
+        it = loans_.erase(it);
+    }
     return sum;
 }
 
-void Controller::reconcile_one(const json& loan, const Objects& nodes, const Objects& pods,
-                               std::set<std::string>& claimed, double now, ReconcileSummary& sum) {
+std::size_t Controller::reconcile_one(const json& loan, const Objects& nodes, const Objects& pods,
+                                      std::set<std::string>& claimed, double now,
+                                      ReconcileSummary& sum) {
     Pass pass = begin_pass(loan);
     if (pass.parsed.ok()) {
         read_nodes(pass, nodes, claimed);
@@ -361,6 +373,7 @@ void Controller::reconcile_one(const json& loan, const Objects& nodes, const Obj
         pass.problems.push_back(pass.parsed.message());
     }
     update_status(pass, now, sum);
+    return pass.status.value("loanedCount", std::size_t{0});
 }
 
 Controller::Pass Controller::begin_pass(const json& loan) {

@@ -1,6 +1,6 @@
 // The control loop (README.md): every tick, for each PhaseAutoscaler, select its Running pods,
 // read their features with one Prometheus query per feature and namespace, step the container
-// trackers, and act by mode: label (all modes), annotate (Recommend, InPlace), resize (InPlace).
+// trackers, and act by mode: label and annotate (all modes), resize (InPlace).
 // The status is written at most once per tick per PhaseAutoscaler, and only when it changed.
 // Nothing here throws out of tick(): a bad spec, model or answer becomes a condition.
 //
@@ -29,6 +29,7 @@
 #include "phasescale/control/cluster_api.hpp"
 #include "phasescale/control/decision.hpp"
 #include "phasescale/control/metrics_reader.hpp"
+#include "phasescale/control/recommendation.hpp"
 #include "phasescale/control/spec.hpp"
 #include "phasescale/control/tracker.hpp"
 #include "phasescale/control/write_queue.hpp"
@@ -58,6 +59,21 @@ struct ReconcilerOptions {
     // A tick's budget (0: the tick interval): each Prometheus query waits at most what is left
     // of it, and a namespace reached, or whose answers came, after it is skipped this tick.
     std::chrono::milliseconds tick_deadline{0};
+    // Whether the API server has pods/resize (server_check.hpp): without it InPlace autoscalers
+    // recommend as Off does and are not Ready (InPlaceResizeUnavailable, with this message).
+    bool in_place_available = true;
+    std::string in_place_unavailable_message;
+};
+
+// Warning Events on a PhaseAutoscaler repeat at most this often while what blocks it lasts.
+inline constexpr double kAutoscalerWarningRepeatSeconds = 600;
+
+// One PhaseAutoscaler after a tick, for the operator's per-autoscaler metrics.
+struct AutoscalerReport {
+    std::string ns, name;
+    bool ready = false;
+    std::vector<ContainerSummary> containers;
+    std::map<std::string, int> containers_per_phase;  // by phase name
 };
 
 // Whether a spec's prometheus.url ("" is the operator's own) is one the installer allowed. URLs
@@ -73,7 +89,16 @@ struct ReconcilerHooks {
     // A container's sample not believed (TrackerStep::rejected: non_finite, not_positive,
     // too_large).
     std::function<void(const std::string& reason)> sample_rejected;
-    std::function<void(const std::string& result)> resize;  // "ok", "error", "blocked"
+    // A resize of one of the autoscaler's ("namespace/name") pods: result "ok", "error" or
+    // "blocked", and a short reason (applied, api_error, conflict, infeasible, ...).
+    std::function<void(const std::string& autoscaler, const std::string& result,
+                       const std::string& reason)>
+        resize;
+    // An OOM kill of a container on a pod this operator resized.
+    std::function<void(const std::string& autoscaler)> oom_after_resize;
+    // Each autoscaler once per tick, and once it is gone ("namespace/name").
+    std::function<void(const AutoscalerReport& report)> autoscaler_observed;
+    std::function<void(const std::string& autoscaler)> autoscaler_gone;
     std::function<void(double seconds)> inference;
     // verb: "patch", "resize", "status", "event", "get"
     std::function<void(const std::string& verb, double seconds, bool ok)> api_request;
@@ -146,6 +171,7 @@ private:
         std::string config;  // spec and model the tracker was made for
         std::unique_ptr<ContainerTracker> tracker;
         std::optional<ContainerTarget> target;
+        std::optional<policy::Amount> uncapped;  // the recommendation before the policy's bounds
         std::optional<int> phase;
         bool seen = false;
     };
@@ -153,7 +179,8 @@ private:
         std::string uid;
         PodGate gate;
         bool seen = false;
-        std::string blocked;  // the last reason a resize was blocked, until one is made
+        std::string blocked;   // the last reason a resize was blocked, until one is made
+        bool resized = false;  // by phasescale (an OOM kill then counts as one after a resize)
     };
     struct AutoscalerState {
         std::set<int> phases_seen;
@@ -162,6 +189,8 @@ private:
         nlohmann::json conditions = nlohmann::json::array();
         // A resize that failed since the last status: shown in ResizeBlocked once.
         std::string failed_reason, failed_message;
+        nlohmann::json recommendation;         // status.recommendation as last published
+        std::map<std::string, double> warned;  // Warning Events on it: reason -> when
         bool seen = false;
     };
 
@@ -192,6 +221,8 @@ private:
     struct Outcome {
         std::size_t tracked_pods = 0, missing = 0, observed = 0;
         std::map<std::string, int> per_phase;
+        std::map<std::string, int> containers_per_phase;
+        std::vector<ContainerSummary> containers;
         std::string blocked_reason, blocked_message;
     };
     // One pod's containers after their trackers stepped.
@@ -261,6 +292,13 @@ private:
     void resize_done(const std::string& autoscaler, const std::string& pod_key,
                      const kube::ObjectReference& pod, const PodDecision& decision, int phase,
                      double decided, const std::string& error);
+    // Warning Events on the PhaseAutoscaler for what blocks it (reason -> message), each once
+    // when it appears and then every kAutoscalerWarningRepeatSeconds while it lasts.
+    std::map<std::string, std::string> problems(const Work& work, const Outcome& outcome,
+                                                const AutoscalerState& state) const;
+    void warn_autoscaler(const Work& work, AutoscalerState& state,
+                         const std::map<std::string, std::string>& problems, double now);
+    void report(const Work& work, const AutoscalerState& state, const Outcome& outcome) const;
     void set_condition(AutoscalerState& state, const std::string& type, bool status,
                        const std::string& reason, const std::string& message, double now,
                        long long generation);

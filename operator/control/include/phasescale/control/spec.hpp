@@ -13,7 +13,9 @@
 
 namespace phasescale::control {
 
-enum class Mode { Off, Recommend, InPlace };
+// As the VPA's updateMode: Off recommends (status, pod annotations) and never resizes; InPlace
+// also resizes in place. "Recommend" (earlier versions) is read as Off.
+enum class Mode { Off, InPlace };
 const char* to_string(Mode mode);
 
 struct ResourceBounds {
@@ -47,7 +49,7 @@ struct ModelRef {
 
 struct AutoscalerSpec {
     kube::LabelSelector selector;
-    Mode mode = Mode::Recommend;
+    Mode mode = Mode::Off;
     ModelRef model;
     std::vector<ContainerPolicy> container_policies;
     ResourceSizing cpu{0.95, 0.1, 0.95};

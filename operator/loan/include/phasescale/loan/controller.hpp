@@ -49,10 +49,20 @@ struct ControllerOptions {
 // The pods the loan controller must see: all but the finished ones.
 inline constexpr const char* kPodFieldSelector = "status.phase!=Succeeded,status.phase!=Failed";
 
+// One CapacityLoan after a pass, for the operator's metrics.
+struct LoanReport {
+    std::string name;
+    std::size_t loaned = 0;    // nodes on loan after the pass
+    std::size_t returned = 0;  // nodes returned to inference in the pass
+    std::size_t evicted = 0;   // training pods evicted in the pass
+};
+
 struct ControllerHooks {
     std::function<void(const std::string& level, const std::string& message,
                        const nlohmann::json& fields)>
         log;
+    std::function<void(const LoanReport& report)> loan_reconciled;
+    std::function<void(const std::string& name)> loan_gone;  // a CapacityLoan deleted
 };
 
 struct ReconcileSummary {
@@ -99,9 +109,10 @@ private:
     struct Pass;
     using Objects = std::vector<kube::Store::ObjectPtr>;
 
-    // Reads, plans and writes one CapacityLoan: the steps below, in order.
-    void reconcile_one(const nlohmann::json& loan, const Objects& nodes, const Objects& pods,
-                       std::set<std::string>& claimed, double now, ReconcileSummary& sum);
+    // Reads, plans and writes one CapacityLoan: the steps below, in order. Returns the nodes on
+    // loan after it (its status's loanedCount).
+    std::size_t reconcile_one(const nlohmann::json& loan, const Objects& nodes, const Objects& pods,
+                              std::set<std::string>& claimed, double now, ReconcileSummary& sum);
     // Its spec parsed, and the decisions it remembers (after a restart, its status's).
     Pass begin_pass(const nlohmann::json& loan);
     // The nodes of its two pools that no earlier CapacityLoan claimed; claims them.
