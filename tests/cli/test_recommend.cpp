@@ -12,7 +12,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 using namespace phasescale;
@@ -71,6 +74,19 @@ std::map<std::string, control::ContainerResources> direct(const ContainerHistory
                     .wanted;
     }
     return last;
+}
+
+// Runs the built phasescale with `arguments` (shell words, no quoting needed); stdout and stderr.
+int run_phasescale(const std::string& arguments, std::string& output) {
+    std::FILE* pipe =
+        ::popen((std::string(PHASESCALE_CLI) + " " + arguments + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    output.clear();
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+        output.append(buffer, n);
+    const int status = ::pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 Report sample_report() {
@@ -276,4 +292,23 @@ TEST_CASE("recommend: json, yaml and csv carry the same numbers", "[recommend]")
           "838860800,,2,0.25");
     CHECK_THAT(phase1, Contains(",phase-1,50,0.25,"));
     CHECK_THROWS_WITH(render(report, "xml"), Contains("use table, json, yaml or csv"));
+}
+
+TEST_CASE("recommend --help explains; a bad command line exits with code 2", "[recommend]") {
+    std::string out;
+    REQUIRE(run_phasescale("recommend --help", out) == 0);
+    for (const char* mention :
+         {"--prometheus", "--namespace", "--selector", "--window", "--model", "--autoscaler",
+          "--output", "table,json,yaml,csv", "--bearer-token-file", "--ca-file", "--history-out",
+          "kube-state-metrics", "docs/recommend.md"}) {
+        INFO(mention << " in:\n" << out);
+        CHECK_THAT(out, Contains(mention));
+    }
+    REQUIRE(run_phasescale("--help", out) == 0);
+    CHECK_THAT(out, Contains("recommend"));
+    CHECK(run_phasescale("recommend --namespace ml", out) == 2);
+    CHECK_THAT(out, Contains("--prometheus is required"));
+    CHECK(run_phasescale("recommend --prometheus http://127.0.0.1:1 --namespace ml -o xml", out) ==
+          2);
+    CHECK_THAT(out, Contains("--output"));
 }

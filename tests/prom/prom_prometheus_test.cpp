@@ -873,6 +873,7 @@ TEST_CASE("phasescale recommend: what the policy gives on the history, beside re
             largest_cpu = std::max(largest_cpu, *it->second.requests.cpu);
             largest_memory = std::max(largest_memory, *it->second.requests.memory);
         }
+        REQUIRE(recommended > 0);
         CHECK(recommended == phases.size());
         CHECK(c["recommended"]["requests"]["cpu"] == largest_cpu);
         CHECK(c["recommended"]["requests"]["memory"] == largest_memory);
