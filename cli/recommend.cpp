@@ -95,6 +95,39 @@ prom::QueryResult ask(const prom::Client& client, const std::string& promql, pro
     }
 }
 
+// "Kind/name" of each owner in `metric` (kube_pod_owner, kube_replicaset_owner) by the owned
+// object's label `owned` (pod, replicaset).
+std::map<std::string, std::string> owners_of(const prom::Client& client, const std::string& metric,
+                                             const std::string& owned, const std::string& in_ns,
+                                             const std::string& window, prom::TimePoint end) {
+    std::map<std::string, std::string> out;
+    const std::string promql = "max by (" + owned + ", owner_kind, owner_name) (last_over_time(" +
+                               metric + "{" + in_ns + ", owner_kind!=\"<none>\"}[" + window + "]))";
+    const prom::QueryResult result = ask(client, promql, end);  // outlives the loop
+    for (const prom::InstantSeries& s : result.as_vector())
+        if (s.metric.count(owned) && s.metric.count("owner_kind") && s.metric.count("owner_name"))
+            out.emplace(s.metric.at(owned),
+                        s.metric.at("owner_kind") + "/" + s.metric.at("owner_name"));
+    return out;
+}
+
+// Each pod's workload: its owner, and a ReplicaSet's owner in turn (a Deployment's pods are one
+// workload, whatever their ReplicaSet), as KRR groups them.
+std::map<std::string, std::string> read_owners(const prom::Client& client, const std::string& in_ns,
+                                               const std::string& window, prom::TimePoint end) {
+    std::map<std::string, std::string> pods =
+        owners_of(client, "kube_pod_owner", "pod", in_ns, window, end);
+    const std::map<std::string, std::string> replicasets =
+        owners_of(client, "kube_replicaset_owner", "replicaset", in_ns, window, end);
+    const std::string kReplicaSet = "ReplicaSet/";
+    for (auto& [pod, owner] : pods)
+        if (owner.starts_with(kReplicaSet))
+            if (const auto it = replicasets.find(owner.substr(kReplicaSet.size()));
+                it != replicasets.end())
+                owner = it->second;
+    return pods;
+}
+
 // The kube-state-metrics and cAdvisor series of the window, per container, into `histories`:
 // requests and limits (their latest values), owners, OOM kills, CFS throttling. What the server
 // does not have stays unset; returns what was missing, for a warning.
@@ -142,16 +175,7 @@ std::vector<std::string> read_state(const prom::Client& client, const std::strin
                                        in_ns + ", container!=\"\"}[" + window + "])))",
                                    end));
 
-    std::map<std::string, std::string> owners;  // pod -> "Kind/name"
-    for (const prom::InstantSeries& s :
-         ask(client,
-             "max by (pod, owner_kind, owner_name) (last_over_time(kube_pod_owner{" + in_ns +
-                 ", owner_kind!=\"<none>\"}[" + window + "]))",
-             end)
-             .as_vector())
-        if (s.metric.count("pod") && s.metric.count("owner_kind") && s.metric.count("owner_name"))
-            owners.emplace(s.metric.at("pod"),
-                           s.metric.at("owner_kind") + "/" + s.metric.at("owner_name"));
+    const std::map<std::string, std::string> owners = read_owners(client, in_ns, window, end);
 
     auto find = [](const std::map<prom::ContainerKey, double>& m,
                    const prom::ContainerKey& k) -> std::optional<double> {

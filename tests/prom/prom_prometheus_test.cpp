@@ -5,7 +5,8 @@
 //                            both labelled app=trainer (kube_pod_labels, as kube-state-metrics)
 //   - exporter "prom-other": the same trace, pods named by their ids 101 and 202
 //   - exporter "prom-ended": pod "short" that ends 3 s after the start
-//   - exporter "prom-rec":   pods train-0 (owned by Job train) and solo, labelled team=vision,
+//   - exporter "prom-rec":   pods train-0 (owned by Job train), solo (no owner) and web-5d4f-x
+//                            (ReplicaSet web-5d4f of Deployment web), labelled team=vision,
 //                            with kube-state-metrics' and cAdvisor's series from a file that the
 //                            `phasescale recommend` test rewrites (RecommendState)
 #include <catch2/catch.hpp>
@@ -114,6 +115,7 @@ std::string recommend_trace_csv() {
         csv += std::to_string(1700000000 + t) + ",101," +
                (heavy ? "1.5,3221225472\n" : "0.3,1073741824\n");
         csv += std::to_string(1700000000 + t) + ",202,0.25,268435456\n";
+        csv += std::to_string(1700000000 + t) + ",303,0.5,1610612736\n";
     }
     return csv;
 }
@@ -177,8 +179,9 @@ struct PromEnv {
              "--pod-label", "app=trainer"},
             {"--trace", csv, "--namespace", "prom-other"},
             {"--trace", short_csv, "--namespace", "prom-ended"},
-            {"--trace", rec_csv, "--namespace", "prom-rec", "--pod-map", "101=train-0,202=solo",
-             "--pod-label", "team=vision", "--extra-metrics", recommend_state_path()}};
+            {"--trace", rec_csv, "--namespace", "prom-rec", "--pod-map",
+             "101=train-0,202=solo,303=web-5d4f-x", "--pod-label", "team=vision", "--extra-metrics",
+             recommend_state_path()}};
         for (std::size_t i = 0; i < extra.size(); ++i) {
             std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER, "--speed",
                                           std::to_string(kSpeed), "--listen",
@@ -205,7 +208,7 @@ struct PromEnv {
 
     // kube-state-metrics' and cAdvisor's series of namespace prom-rec after `seconds` of CFS
     // counting: train-0 throttled in a quarter of its periods and restarted twice more after
-    // `oom_kills` (its last termination OOMKilled); solo never. Renamed into place, so that a
+    // `oom_kills` (its last termination OOMKilled); the others never. Renamed into place, so that a
     // scrape never reads half of it.
     void write_recommend_state(double seconds, bool oom_kills) const {
         auto series = [](const std::string& name, const std::string& pod, const std::string& more,
@@ -217,7 +220,8 @@ struct PromEnv {
         std::string text;
         for (const auto& [pod, cpu, memory, cpu_limit, memory_limit] :
              {std::tuple{"train-0", 2.0, 4294967296.0, 4.0, 8589934592.0},
-              std::tuple{"solo", 0.5, 1073741824.0, 0.0, 0.0}}) {
+              std::tuple{"solo", 0.5, 1073741824.0, 0.0, 0.0},
+              std::tuple{"web-5d4f-x", 1.0, 2147483648.0, 1.0, 2147483648.0}}) {
             text += series("kube_pod_container_resource_requests", pod,
                            main + ",resource=\"cpu\",unit=\"core\"", cpu);
             text += series("kube_pod_container_resource_requests", pod,
@@ -243,6 +247,12 @@ struct PromEnv {
         text += series(
             "kube_pod_owner", "solo",
             ",owner_kind=\"<none>\",owner_name=\"<none>\",owner_is_controller=\"<none>\"", 1);
+        text += series(
+            "kube_pod_owner", "web-5d4f-x",
+            ",owner_kind=\"ReplicaSet\",owner_name=\"web-5d4f\",owner_is_controller=\"true\"", 1);
+        text +=
+            "kube_replicaset_owner{namespace=\"prom-rec\",replicaset=\"web-5d4f\","
+            "owner_kind=\"Deployment\",owner_name=\"web\",owner_is_controller=\"true\"} 1\n";
         const std::string temporary = recommend_state_path() + ".new";
         test_support::write_file(temporary, text);
         std::filesystem::rename(temporary, recommend_state_path());
@@ -837,17 +847,20 @@ TEST_CASE("phasescale recommend: what the policy gives on the history, beside re
     REQUIRE(run_cli(e, with({"-o", "json", "--out", out, "--history-out", history}), log) == 0);
     INFO(log);
     const nlohmann::json report = nlohmann::json::parse(read_file(out));
-    REQUIRE(report["containers"].size() == 2);
+    REQUIRE(report["containers"].size() == 3);
 
     const std::map<std::string, control::ContainerResources> served{
         {"prom-rec/train-0/main", {"main", {2.0, 4294967296.0}, {4.0, 8589934592.0}}},
-        {"prom-rec/solo/main", {"main", {0.5, 1073741824.0}, {}}}};
+        {"prom-rec/solo/main", {"main", {0.5, 1073741824.0}, {}}},
+        {"prom-rec/web-5d4f-x/main", {"main", {1.0, 2147483648.0}, {1.0, 2147483648.0}}}};
+    const std::map<std::string, std::string> workloads{
+        {"Job/train", "train-0"}, {"Pod/solo", "solo"}, {"Deployment/web", "web-5d4f-x"}};
     const auto expected = policy_targets(history, served);
     for (const nlohmann::json& c : report["containers"]) {
-        const bool train = c["workload"] == "Job/train";
         INFO(c.dump(2));
-        CHECK((train || c["workload"] == "Pod/solo"));
-        const std::string pod = train ? "train-0" : "solo";
+        REQUIRE(workloads.count(c["workload"].get<std::string>()) == 1);
+        const bool train = c["workload"] == "Job/train";
+        const std::string pod = workloads.at(c["workload"].get<std::string>());
         CHECK(c["pods"] == nlohmann::json::array({pod}));
         const std::string id = "prom-rec/" + pod + "/main";
         const control::ContainerResources& now = served.at(id);
@@ -889,6 +902,7 @@ TEST_CASE("phasescale recommend: what the policy gives on the history, beside re
     REQUIRE(run_cli(e, with({"--out", table}), log) == 0);
     const std::string text = read_file(table);
     CHECK_THAT(text, Contains("prom-rec   Job/train"));
+    CHECK_THAT(text, Contains("prom-rec   Deployment/web"));
     CHECK_THAT(text, Contains("2 -> "));
     CHECK_THAT(text, Contains("25%"));
     for (const char* format : {"yaml", "csv"}) {
@@ -899,7 +913,7 @@ TEST_CASE("phasescale recommend: what the policy gives on the history, beside re
 
     // Pods by label (kube_pod_labels), and clear failures.
     REQUIRE(run_cli(e, with({"--selector", "team=vision", "-o", "json", "--out", out}), log) == 0);
-    CHECK(nlohmann::json::parse(read_file(out))["containers"].size() == 2);
+    CHECK(nlohmann::json::parse(read_file(out))["containers"].size() == 3);
     CHECK(run_cli(e, with({"--selector", "team=nlp"}), log) == 1);
     CHECK_THAT(log, Contains("no samples of containers in namespace prom-rec whose pods match"));
     CHECK(run_cli(e, with({"--selector", "team in nlp"}), log) == 2);
