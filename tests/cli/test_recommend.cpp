@@ -240,6 +240,7 @@ TEST_CASE("recommend: the table aligns current -> recommended, one row per phase
     CHECK_THAT(overall, Contains("2Gi -> 1.5Gi"));
     CHECK_THAT(overall, Contains("overall (now phase-1)"));
     CHECK_THAT(overall, Contains("25%"));
+    CHECK_THAT(overall, !Contains("- -> -"));  // no memory limit now nor recommended: "-"
     CHECK_THAT(phase0, Contains("phase-0"));
     CHECK_THAT(phase0, Contains("800Mi"));
     CHECK_THAT(phase1, Contains("1.5Gi"));

@@ -846,6 +846,7 @@ TEST_CASE("phasescale recommend: what the policy gives on the history, beside re
     std::string log;
     REQUIRE(run_cli(e, with({"-o", "json", "--out", out, "--history-out", history}), log) == 0);
     INFO(log);
+    CHECK_THAT(log, !Contains("warning"));  // every series it reads is served
     const nlohmann::json report = nlohmann::json::parse(read_file(out));
     REQUIRE(report["containers"].size() == 3);
 
