@@ -33,6 +33,7 @@ Command add_simulate_command(CLI::App& parent);
 Command add_export_trace_command(CLI::App& parent);
 Command add_cluster_sim_command(CLI::App& parent);
 Command add_cluster_gen_command(CLI::App& parent);
+Command add_recommend_command(CLI::App& parent);
 
 // The options of `train` that shape a model (features, sizes, SGD, k-means, seed), shared with
 // `simulate`, which trains a model per fold; and the check of their column lists.

@@ -43,8 +43,10 @@ constexpr const char* kPrometheusGroup =
 
 }  // namespace
 
-CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool required) {
+CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool required,
+                                    const std::string& since_flag) {
     const char* group = kPrometheusGroup;
+    s.since_flag = since_flag;
     CLI::Option* url =
         app->add_option("--prometheus", s.url,
                         "Prometheus base URL (http or https) to read the history from")
@@ -71,7 +73,7 @@ CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool req
         "--selector", s.selector,
         "Label selector over the pods (app=train,tier in (a,b),!canary); needs kube-state-metrics' "
         "kube_pod_labels with those labels. Empty: every container of the namespace"));
-    with_url(app->add_option("--since", s.since,
+    with_url(app->add_option(since_flag, s.since,
                              "How far back to read, e.g. 6h, 14d (a duration, README: Durations)")
                  ->capture_default_str());
     with_url(app->add_option("--step", s.step,
@@ -104,13 +106,23 @@ model::Trace read_prometheus_trace(const PrometheusSource&) {
         "build that can and pass it with --trace");
 }
 #else
+prom::Client prometheus_client(const PrometheusSource& s) {
+    prom::ClientConfig config;
+    config.url = s.url;
+    config.bearer_token_file = s.bearer_token_file;
+    config.ca_file = s.ca_file;
+    config.timeout = duration_option(s.timeout, "--prometheus-timeout");
+    config.user_agent = "phasescale";
+    return prom::Client(config);
+}
+
 model::Trace read_prometheus_trace(const PrometheusSource& s) {
-    const milliseconds since = duration_option(s.since, "--since");
+    const milliseconds since = duration_option(s.since, s.since_flag.c_str());
     const milliseconds step = duration_option(s.step, "--step");
     const milliseconds scrape = duration_option(s.scrape_interval, "--scrape-interval");
-    const milliseconds timeout = duration_option(s.timeout, "--prometheus-timeout");
     if (step > since)
-        throw UsageError("--step (" + s.step + ") is longer than --since (" + s.since + ")");
+        throw UsageError("--step (" + s.step + ") is longer than " + s.since_flag + " (" + s.since +
+                         ")");
     if (s.ns.empty()) throw UsageError("--namespace is required with --prometheus");
 
     prom::FeatureQueries queries;
@@ -119,13 +131,7 @@ model::Trace read_prometheus_trace(const PrometheusSource& s) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--selector: ") + e.what());
     }
-    prom::ClientConfig config;
-    config.url = s.url;
-    config.bearer_token_file = s.bearer_token_file;
-    config.ca_file = s.ca_file;
-    config.timeout = timeout;
-    config.user_agent = "phasescale";
-    const prom::Client client(config);
+    const prom::Client client = prometheus_client(s);
 
     // One scrape interval back (the latest scrape may not be stored yet), aligned to the step so
     // that two runs over the same data give the same rows.

@@ -53,4 +53,10 @@ code=$?
 set -e
 [[ $code == 2 ]] || fail "train --prometheus exited $code, not 2"
 grep -q 'built without cpprestsdk' "$tmp/err" || fail "train --prometheus: $(cat "$tmp/err")"
+set +e
+"$cli" recommend --prometheus http://127.0.0.1:9 --namespace ml 2>"$tmp/err"
+code=$?
+set -e
+[[ $code == 2 ]] || fail "recommend exited $code, not 2"
+grep -q 'built without cpprestsdk' "$tmp/err" || fail "recommend: $(cat "$tmp/err")"
 echo "offline-check: phasescale without cpprestsdk builds; predict, simulate --autoscaler and the no-Prometheus messages are right"

@@ -5,6 +5,10 @@
 //                            both labelled app=trainer (kube_pod_labels, as kube-state-metrics)
 //   - exporter "prom-other": the same trace, pods named by their ids 101 and 202
 //   - exporter "prom-ended": pod "short" that ends 3 s after the start
+//   - exporter "prom-rec":   pods train-0 (owned by Job train), solo (no owner) and web-5d4f-x
+//                            (ReplicaSet web-5d4f of Deployment web), labelled team=vision,
+//                            with kube-state-metrics' and cAdvisor's series from a file that the
+//                            `phasescale recommend` test rewrites (RecommendState)
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -13,7 +17,14 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
+#include <nlohmann/json.hpp>
+#include <phasescale/control/decision.hpp>
+#include <phasescale/control/tracker.hpp>
+#include <phasescale/model/pretrained.hpp>
+#include <phasescale/model/trace.hpp>
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
 
@@ -96,6 +107,19 @@ std::string trace_csv() {
     return csv;
 }
 
+// Epochs of a training container: 5 minutes heavy, 5 light, for two hours (4 wall minutes).
+std::string recommend_trace_csv() {
+    std::string csv = "timestamp,pod.id,cpu.usage.cores,mem.working.set\n";
+    for (int t = 0; t <= 7200; t += 30) {
+        const bool heavy = (t / 300) % 2 == 0;
+        csv += std::to_string(1700000000 + t) + ",101," +
+               (heavy ? "1.5,3221225472\n" : "0.3,1073741824\n");
+        csv += std::to_string(1700000000 + t) + ",202,0.25,268435456\n";
+        csv += std::to_string(1700000000 + t) + ",303,0.5,1610612736\n";
+    }
+    return csv;
+}
+
 struct PromEnv {
     TempDir dir{"phasescale-prom-it"};
     int prometheus_port = 0;
@@ -113,7 +137,7 @@ struct PromEnv {
                     "`prometheus` (scripts/install-deps.sh does) or set PHASESCALE_PROMETHEUS");
         }
         // The exporters' ports first: Prometheus' configuration names them.
-        for (int i = 0; i < 3; ++i) exporter_ports.push_back(free_port());
+        for (int i = 0; i < 4; ++i) exporter_ports.push_back(free_port());
         std::string targets;
         for (int p : exporter_ports)
             targets += (targets.empty() ? "" : ", ") + ("'127.0.0.1:" + std::to_string(p) + "'");
@@ -148,11 +172,16 @@ struct PromEnv {
             dir.write("short.csv",
                       "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
                       "1700000000,short,0.5,5000000\n1700000045,short,0.5,5000000\n");
+        const std::string rec_csv = dir.write("recommend.csv", recommend_trace_csv());
+        write_recommend_state(0, false);
         const std::vector<std::vector<std::string>> extra{
             {"--trace", csv, "--namespace", "prom-it", "--pod-map", "101=trainer-a,202=trainer-b",
              "--pod-label", "app=trainer"},
             {"--trace", csv, "--namespace", "prom-other"},
-            {"--trace", short_csv, "--namespace", "prom-ended"}};
+            {"--trace", short_csv, "--namespace", "prom-ended"},
+            {"--trace", rec_csv, "--namespace", "prom-rec", "--pod-map",
+             "101=train-0,202=solo,303=web-5d4f-x", "--pod-label", "team=vision", "--extra-metrics",
+             recommend_state_path()}};
         for (std::size_t i = 0; i < extra.size(); ++i) {
             std::vector<std::string> argv{PHASESCALE_REPLAY_EXPORTER, "--speed",
                                           std::to_string(kSpeed), "--listen",
@@ -173,6 +202,60 @@ struct PromEnv {
             }
         }
         wait_for_data();
+    }
+
+    std::string recommend_state_path() const { return (dir.path() / "recommend.prom").string(); }
+
+    // kube-state-metrics' and cAdvisor's series of namespace prom-rec after `seconds` of CFS
+    // counting: train-0 throttled in a quarter of its periods and restarted twice more after
+    // `oom_kills` (its last termination OOMKilled); the others never. Renamed into place, so that a
+    // scrape never reads half of it.
+    void write_recommend_state(double seconds, bool oom_kills) const {
+        auto series = [](const std::string& name, const std::string& pod, const std::string& more,
+                         double value) {
+            return name + "{namespace=\"prom-rec\",pod=\"" + pod + "\"" + more + "} " +
+                   std::to_string(value) + "\n";
+        };
+        const std::string main = ",container=\"main\"";
+        std::string text;
+        for (const auto& [pod, cpu, memory, cpu_limit, memory_limit] :
+             {std::tuple{"train-0", 2.0, 4294967296.0, 4.0, 8589934592.0},
+              std::tuple{"solo", 0.5, 1073741824.0, 0.0, 0.0},
+              std::tuple{"web-5d4f-x", 1.0, 2147483648.0, 1.0, 2147483648.0}}) {
+            text += series("kube_pod_container_resource_requests", pod,
+                           main + ",resource=\"cpu\",unit=\"core\"", cpu);
+            text += series("kube_pod_container_resource_requests", pod,
+                           main + ",resource=\"memory\",unit=\"byte\"", memory);
+            if (cpu_limit > 0)
+                text += series("kube_pod_container_resource_limits", pod,
+                               main + ",resource=\"cpu\",unit=\"core\"", cpu_limit);
+            if (memory_limit > 0)
+                text += series("kube_pod_container_resource_limits", pod,
+                               main + ",resource=\"memory\",unit=\"byte\"", memory_limit);
+            const bool train = std::string(pod) == "train-0";
+            text += series("kube_pod_container_status_restarts_total", pod, main,
+                           train ? (oom_kills ? 7 : 5) : 0);
+            if (train)
+                text += series("kube_pod_container_status_last_terminated_reason", pod,
+                               main + ",reason=\"OOMKilled\"", 1);
+            text += series("container_cpu_cfs_periods_total", pod, main, 100 * seconds);
+            text += series("container_cpu_cfs_throttled_periods_total", pod, main,
+                           train ? 25 * seconds : 0);
+        }
+        text += series("kube_pod_owner", "train-0",
+                       ",owner_kind=\"Job\",owner_name=\"train\",owner_is_controller=\"true\"", 1);
+        text += series(
+            "kube_pod_owner", "solo",
+            ",owner_kind=\"<none>\",owner_name=\"<none>\",owner_is_controller=\"<none>\"", 1);
+        text += series(
+            "kube_pod_owner", "web-5d4f-x",
+            ",owner_kind=\"ReplicaSet\",owner_name=\"web-5d4f\",owner_is_controller=\"true\"", 1);
+        text +=
+            "kube_replicaset_owner{namespace=\"prom-rec\",replicaset=\"web-5d4f\","
+            "owner_kind=\"Deployment\",owner_name=\"web\",owner_is_controller=\"true\"} 1\n";
+        const std::string temporary = recommend_state_path() + ".new";
+        test_support::write_file(temporary, text);
+        std::filesystem::rename(temporary, recommend_state_path());
     }
 
     void wait_for_targets() {
@@ -650,4 +733,201 @@ TEST_CASE("phasescale train --prometheus trains a model on the replayed history"
                   log) == 2);
     CHECK(run_cli(e, {"train", "--out", model}, log) == 2);
     CHECK_THAT(log, Contains("give --trace FILE[,FILE...] or --prometheus URL"));
+}
+
+namespace {
+
+// Rewrites prom-rec's state file every 200 ms while it lives: the CFS counters grow with time.
+class RecommendState {
+public:
+    explicit RecommendState(const PromEnv& e)
+        : env_(e), started_(std::chrono::steady_clock::now()) {
+        thread_ = std::thread([this] {
+            while (!stop_) {
+                // Whole milliseconds: the counters' text is then exact, and so is their ratio.
+                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now() - started_);
+                env_.write_recommend_state(static_cast<double>(ms.count()) / 1000, oom_kills_);
+                std::this_thread::sleep_for(200ms);
+            }
+        });
+    }
+    ~RecommendState() {
+        stop_ = true;
+        thread_.join();
+    }
+    void kill_twice() { oom_kills_ = true; }
+
+private:
+    const PromEnv& env_;
+    std::chrono::steady_clock::time_point started_;
+    std::atomic<bool> stop_{false}, oom_kills_{false};
+    std::thread thread_;
+};
+
+// The oracle: the history recommend read, replayed through the operator's tracker and bounds as
+// the reconciler runs them; per container id, the target at each phase's latest sample.
+std::map<std::string, std::map<std::string, phasescale::control::ContainerResources>>
+policy_targets(const std::string& history,
+               const std::map<std::string, phasescale::control::ContainerResources>& current) {
+    namespace control = phasescale::control;
+    namespace model = phasescale::model;
+    const auto phase_model =
+        std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
+    const model::Trace trace =
+        model::read_trace({history}, model::TraceOptions{.columns = phase_model->features});
+    const control::AutoscalerSpec spec;
+    std::map<std::string, std::map<std::string, control::ContainerResources>> out;
+    for (const model::Execution& e : trace.executions) {
+        const control::ContainerResources& now = current.at(e.id);
+        control::ContainerTracker tracker(phase_model, spec);
+        for (Eigen::Index r = 0; r < e.values.rows(); ++r) {
+            control::TrackerInput in;
+            in.timestamp = e.timestamps[static_cast<std::size_t>(r)];
+            in.features = {e.values(r, 0), e.values(r, 1)};
+            in.usage = {e.values(r, 0), e.values(r, 1)};
+            in.allocated = {now.requests.cpu.value_or(0), now.requests.memory.value_or(0)};
+            in.limits = {now.limits.cpu.value_or(0), now.limits.memory.value_or(0)};
+            const control::TrackerStep step = tracker.step(in);
+            if (step.recommendation)
+                out[e.id][control::phase_name(step.phase)] =
+                    control::target_for(now, *step.recommendation, spec.policy_for("main"),
+                                        spec.min_change)
+                        .wanted;
+        }
+    }
+    return out;
+}
+
+std::optional<double> number(const nlohmann::json& j) {
+    return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>());
+}
+
+}  // namespace
+
+TEST_CASE("phasescale recommend: what the policy gives on the history, beside requests and risks",
+          "[prometheus]") {
+    namespace control = phasescale::control;
+    PromEnv& e = env();
+    RecommendState state(e);
+    Client client = client_for(e);
+    auto value_is = [&](const std::string& promql, double want) {
+        return wait_until(
+            [&] {
+                const auto r = client.query(promql).vector;
+                return r.size() == 1 && r[0].sample.value == want;
+            },
+            kDataTimeout, 250ms);
+    };
+    // Five scrapes of the growing CFS counters, then two OOM kills, scraped.
+    REQUIRE(wait_until(
+        [&] {
+            const auto r =
+                client
+                    .query(R"(count_over_time(container_cpu_cfs_periods_total{pod="train-0"}[1m]))")
+                    .vector;
+            return r.size() == 1 && r[0].sample.value >= 5;
+        },
+        kDataTimeout, 250ms));
+    state.kill_twice();
+    REQUIRE(value_is(R"(kube_pod_container_status_restarts_total{pod="train-0"})", 7));
+    std::this_thread::sleep_for(2500ms);  // the report's instant queries look a scrape back
+
+    const std::string out = (e.dir.path() / "recommend.json").string();
+    const std::string history = (e.dir.path() / "recommend-history.csv").string();
+    const std::vector<std::string> common{"recommend", "--prometheus",      e.url, "--namespace",
+                                          "prom-rec",  "--window",          "20s", "--step",
+                                          "1s",        "--scrape-interval", "1s"};
+    auto with = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = common;
+        args.insert(args.end(), more.begin(), more.end());
+        return args;
+    };
+    std::string log;
+    REQUIRE(run_cli(e, with({"-o", "json", "--out", out, "--history-out", history}), log) == 0);
+    INFO(log);
+    CHECK_THAT(log, !Contains("warning"));  // every series it reads is served
+    const nlohmann::json report = nlohmann::json::parse(read_file(out));
+    REQUIRE(report["containers"].size() == 3);
+
+    const std::map<std::string, control::ContainerResources> served{
+        {"prom-rec/train-0/main", {"main", {2.0, 4294967296.0}, {4.0, 8589934592.0}}},
+        {"prom-rec/solo/main", {"main", {0.5, 1073741824.0}, {}}},
+        {"prom-rec/web-5d4f-x/main", {"main", {1.0, 2147483648.0}, {1.0, 2147483648.0}}}};
+    const std::map<std::string, std::string> workloads{
+        {"Job/train", "train-0"}, {"Pod/solo", "solo"}, {"Deployment/web", "web-5d4f-x"}};
+    const auto expected = policy_targets(history, served);
+    for (const nlohmann::json& c : report["containers"]) {
+        INFO(c.dump(2));
+        REQUIRE(workloads.count(c["workload"].get<std::string>()) == 1);
+        const bool train = c["workload"] == "Job/train";
+        const std::string pod = workloads.at(c["workload"].get<std::string>());
+        CHECK(c["pods"] == nlohmann::json::array({pod}));
+        const std::string id = "prom-rec/" + pod + "/main";
+        const control::ContainerResources& now = served.at(id);
+        CHECK(number(c["current"]["requests"]["cpu"]) == now.requests.cpu);
+        CHECK(number(c["current"]["requests"]["memory"]) == now.requests.memory);
+        CHECK(number(c["current"]["limits"]["cpu"]) == now.limits.cpu);
+        CHECK(number(c["current"]["limits"]["memory"]) == now.limits.memory);
+
+        // Each phase's recommendation is the policy's, to the bit; overall the largest.
+        REQUIRE(expected.count(id) == 1);
+        const auto& phases = expected.at(id);
+        std::size_t recommended = 0;
+        double largest_cpu = 0, largest_memory = 0;
+        for (const nlohmann::json& p : c["phases"]) {
+            if (p["requests"]["cpu"].is_null()) continue;
+            ++recommended;
+            const auto it = phases.find(p["phase"].get<std::string>());
+            REQUIRE(it != phases.end());
+            CHECK(number(p["requests"]["cpu"]) == it->second.requests.cpu);
+            CHECK(number(p["requests"]["memory"]) == it->second.requests.memory);
+            CHECK(number(p["limits"]["cpu"]) == it->second.limits.cpu);
+            CHECK(number(p["limits"]["memory"]) == it->second.limits.memory);
+            largest_cpu = std::max(largest_cpu, *it->second.requests.cpu);
+            largest_memory = std::max(largest_memory, *it->second.requests.memory);
+        }
+        REQUIRE(recommended > 0);
+        CHECK(recommended == phases.size());
+        CHECK(c["recommended"]["requests"]["cpu"] == largest_cpu);
+        CHECK(c["recommended"]["requests"]["memory"] == largest_memory);
+
+        // The risks served: two OOM kills and a quarter of the periods throttled for train-0.
+        CHECK(c["risk"]["oom_kills"] == (train ? 2 : 0));
+        CHECK(c["risk"]["cpu_throttled_share"].get<double>() ==
+              Approx(train ? 0.25 : 0).margin(1e-9));
+    }
+
+    // The other renderings of the same report.
+    const std::string table = (e.dir.path() / "recommend.txt").string();
+    REQUIRE(run_cli(e, with({"--out", table}), log) == 0);
+    const std::string text = read_file(table);
+    CHECK_THAT(text, Contains("prom-rec   Job/train"));
+    CHECK_THAT(text, Contains("prom-rec   Deployment/web"));
+    CHECK_THAT(text, Contains("2 -> "));
+    CHECK_THAT(text, Contains("25%"));
+    for (const char* format : {"yaml", "csv"}) {
+        INFO(format);
+        REQUIRE(run_cli(e, with({"-o", format, "--out", table}), log) == 0);
+        CHECK_THAT(read_file(table), Contains("Job/train"));
+    }
+
+    // Pods by label (kube_pod_labels), and clear failures.
+    REQUIRE(run_cli(e, with({"--selector", "team=vision", "-o", "json", "--out", out}), log) == 0);
+    CHECK(nlohmann::json::parse(read_file(out))["containers"].size() == 3);
+    CHECK(run_cli(e, with({"--selector", "team=nlp"}), log) == 1);
+    CHECK_THAT(log, Contains("no samples of containers in namespace prom-rec whose pods match"));
+    CHECK(run_cli(e, with({"--selector", "team in nlp"}), log) == 2);
+    CHECK_THAT(log, Contains("--selector"));
+    CHECK(run_cli(
+              e,
+              {"recommend", "--prometheus", e.url, "--namespace", "prom-rec", "--window", "a week"},
+              log) == 2);
+    CHECK_THAT(log, Contains("--window: 'a week' is not a duration"));
+    CHECK(run_cli(e, with({"-o", "xml"}), log) == 2);
+    CHECK(run_cli(e,
+                  {"recommend", "--prometheus", "http://127.0.0.1:1", "--namespace", "prom-rec",
+                   "--window", "20s", "--step", "1s"},
+                  log) == 1);
+    CHECK_THAT(log, Contains("query failed"));
 }

@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <cpprest/http_listener.h>
 #include <CLI/CLI.hpp>
@@ -28,6 +30,9 @@ A sample holds until the next one; the last holds for the interval before it. Wh
 execution's last sample is over, its series disappear (the pod ended), unless --loop.
 With --pod-label, also kube_pod_labels{namespace,pod,label_KEY="VALUE"} 1 per running pod, as
 kube-state-metrics serves it (for selecting pods by label in PromQL).
+With --extra-metrics FILE, FILE's text (exposition format) is appended to every scrape, read
+again each time: a test serves kube-state-metrics' or cAdvisor's other series through it and
+changes them by replacing the file (rename it into place, so no scrape reads half of it).
 Also served: phasescale_replay_trace_seconds, phasescale_replay_pods_running; /healthz.
 
 Example: 30 s of trace per wall second, two executions named after pods:
@@ -42,6 +47,16 @@ void block_stop_signals(sigset_t& set) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+// The extra exposition text; throws when the file cannot be read (the scrape fails, visibly).
+std::string read_extra(const std::string& path) {
+    if (path.empty()) return "";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read --extra-metrics " + path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,6 +66,7 @@ int main(int argc, char** argv) {
     std::string listen = "127.0.0.1:9400";
     std::string pod_map;
     std::vector<std::string> pod_labels;
+    std::string extra_metrics;
 
     CLI::App app{kDescription, "phasescale-replay-exporter"};
     app.add_option("--trace", traces, "trace CSV file(s), comma-separated or repeated")
@@ -78,6 +94,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"start", "trace"}));
     app.add_option("--pod-label", pod_labels,
                    "KEY=VALUE: a label of every pod, served as kube_pod_labels (repeatable)");
+    app.add_option("--extra-metrics", extra_metrics,
+                   "exposition-format file appended to every scrape, read each time");
     app.add_flag("--loop", o.loop, "replay each execution again and again instead of ending it");
     CLI11_PARSE(app, argc, argv);
     o.traces = traces;
@@ -107,8 +125,15 @@ int main(int argc, char** argv) {
                 const double wall =
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
                         .count();
-                req.reply(http::status_codes::OK, replay.exposition(wall),
-                          "text/plain; version=0.0.4; charset=utf-8");
+                std::string body = replay.exposition(wall);
+                try {
+                    body += read_extra(extra_metrics);
+                } catch (const std::exception& e) {
+                    req.reply(http::status_codes::InternalError, std::string(e.what()) + "\n",
+                              "text/plain; charset=utf-8");
+                    return;
+                }
+                req.reply(http::status_codes::OK, body, "text/plain; version=0.0.4; charset=utf-8");
             } else if (path == "/healthz" || path == "/") {
                 req.reply(http::status_codes::OK, "ok\n", "text/plain; charset=utf-8");
             } else {
