@@ -28,10 +28,6 @@ long long generation_of(const json& o) {
     return 0;
 }
 
-std::string phase_label(std::optional<int> phase) {
-    return phase ? std::to_string(*phase) : "unknown";
-}
-
 std::optional<std::string> label(const json& pod, const char* key) {
     if (!pod.contains("metadata") || !pod["metadata"].contains("labels")) return std::nullopt;
     const json& l = pod["metadata"]["labels"];
@@ -47,7 +43,7 @@ std::optional<std::string> annotation(const json& pod, const char* key) {
 }
 
 // Feeds a new tracker the container's recent samples (a range query's answer), in time order;
-// then, if it reached the phase the pod's annotations name, restores when that phase began.
+// then restores the phase the pod's label shows and when it began.
 void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
              const prom::ContainerKey& key, const ContainerResources& resources, const json& pod) {
     const auto found = history.series.find(key);
@@ -79,9 +75,14 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         in.restart_count = r.restart_count;
         tracker.step(in);
     }
+    // The phase the pod showed, by its name in this model, goes on showing.
+    const auto shown = label(pod, kPhaseLabel);
     const auto since = annotation(pod, kPhaseSinceAnnotation);
-    if (tracker.phase() && label(pod, kPhaseLabel) == std::to_string(*tracker.phase()) && since)
-        if (const auto t = kube::parse_time(*since)) tracker.set_phase_since(*t);
+    const auto& names = tracker.model().phase_names;
+    const auto named = shown ? std::find(names.begin(), names.end(), *shown) : names.end();
+    if (named != names.end() && since)
+        if (const auto t = kube::parse_time(*since))
+            tracker.restore_shown(static_cast<int>(named - names.begin()), *t);
 }
 
 }  // namespace
@@ -704,7 +705,7 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
         }
         if (!reading.tracked) continue;
         ++outcome.tracked_pods;
-        ++outcome.per_phase[phase_name(reading.phase)];
+        ++outcome.per_phase[phase_name(*w.model.model, reading.phase)];
         StepTimer timer(summary, "decide");
         decide_pod_writes(w, *pod, reading, ps, state, outcome, summary, now);
     }
@@ -730,7 +731,9 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             t.uid = uid;
             t.config = config;  // a new spec or model makes a new tracker
             try {
-                t.tracker = std::make_unique<ContainerTracker>(w.model.model, spec);
+                t.tracker = std::make_unique<ContainerTracker>(
+                    w.model.model, spec,
+                    std::chrono::duration<double>(options_.phase_label_hold).count());
             } catch (const std::exception& e) {
                 w.model.error = e.what();
                 break;
@@ -771,7 +774,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
                              {"container", c.name},
                              {"phase", *step.phase},
                              {"action", "PhaseChange"},
-                             {"reason", phase_name(step.phase)}});
+                             {"reason", phase_name(t.tracker->model(), step.phase)}});
         }
         if (step.oom_killed) {
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
@@ -789,9 +792,9 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             target.worth_resizing = step.recommendation && t.target->worth_resizing;
             reading.targets.push_back(target);
         }
-        if (!reading.phase && t.phase) {
-            reading.phase = t.phase;
-            reading.phase_since = t.tracker->phase_since();
+        if (!reading.phase && t.tracker->shown().phase()) {
+            reading.phase = t.tracker->shown().phase();
+            reading.phase_since = t.tracker->shown().since();
         }
     }
     return reading;
@@ -803,9 +806,9 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const AutoscalerSpec& spec = w.parsed.spec;
     const std::string ns = pod_namespace(pod), name = pod_name(pod), pod_key = ns + "/" + name;
     PodMarks marks;
-    marks.phase_label = phase_label(reading.phase);
+    marks.phase_label = phase_name(*w.model.model, reading.phase);
     if (spec.mode != Mode::Off) {
-        marks.phase_name = phase_name(reading.phase);
+        marks.phase_name = marks.phase_label;
         if (reading.phase && reading.phase_since > 0)
             marks.phase_since = kube::format_time(reading.phase_since);
         const auto annotated = annotation(pod, kRecommendationAnnotation);

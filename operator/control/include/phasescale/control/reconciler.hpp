@@ -37,6 +37,8 @@ namespace phasescale::control {
 
 // How often the VerticalPodAutoscaler CRD and objects are looked at again.
 inline constexpr double kVpaRefreshSeconds = 60;
+// ReconcilerOptions::phase_label_hold's default (docs/model.md, "The phase label").
+inline constexpr std::chrono::milliseconds kDefaultPhaseLabelHold{120000};
 
 struct ReconcilerOptions {
     std::vector<std::string> namespaces;  // watched namespaces; empty: all
@@ -58,6 +60,10 @@ struct ReconcilerOptions {
     // A tick's budget (0: the tick interval): each Prometheus query waits at most what is left
     // of it, and a namespace reached, or whose answers came, after it is skipped this tick.
     std::chrono::milliseconds tick_deadline{0};
+    // A pod's phasescale.io/phase label (and phase annotations) moves to a new stable phase once
+    // that phase has held this long (ShownPhase; 0: at once). The default is measured in
+    // docs/model.md ("The phase label").
+    std::chrono::milliseconds phase_label_hold = kDefaultPhaseLabelHold;
 };
 
 // Whether a spec's prometheus.url ("" is the operator's own) is one the installer allowed. URLs
