@@ -39,8 +39,9 @@ void apply_rename(model::PhaseModel& m, const std::string& assignment) {
         used = 0;
     }
     if (used != index.size() || used == 0 || phase < 0 || phase >= m.phases())
-        throw UsageError("--set " + assignment + ": '" + index + "' is not a phase of this model (0 to " +
-                         std::to_string(m.phases() - 1) + ")");
+        throw UsageError("--set " + assignment + ": '" + index +
+                         "' is not a phase of this model (0 to " + std::to_string(m.phases() - 1) +
+                         ")");
     if (const std::string problem = model::phase_name_problem(name); !problem.empty())
         throw UsageError("--set " + assignment + ": " + problem +
                          " (a phase name is a Kubernetes label value: at most 63 lowercase "

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+using Catch::Matchers::Contains;
 using phasescale::testing::read_file;
 using phasescale::testing::TempDir;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -47,8 +47,8 @@ std::string two_container_trace(const TempDir& dir) {
     std::string csv = "timestamp,pod.id,cpu.usage.cores,mem.working.set\n";
     for (int i = 0; i < 40; ++i) {
         const double cpu = (i / 10) % 2 == 0 ? 0.5 + 0.01 * i : 3.0 + 0.02 * i;
-        csv += std::to_string(1700000000 + 15 * i) + ",ml/job-0/main," + std::to_string(cpu) +
-               "," + std::to_string(1e9 + 1e7 * i) + "\n";
+        csv += std::to_string(1700000000 + 15 * i) + ",ml/job-0/main," + std::to_string(cpu) + "," +
+               std::to_string(1e9 + 1e7 * i) + "\n";
     }
     for (int i = 0; i < 40; ++i)
         csv += std::to_string(1700000000 + 15 * i) + ",ml/job-0/sidecar," +
@@ -92,8 +92,7 @@ TEST_CASE("train names the phases, inspect shows them, name-phases renames them"
         run(dir, {"name-phases", model, "--set", "1=data-load", "--out", dir / "renamed.json"});
     INFO(renamed.err);
     REQUIRE(renamed.code == 0);
-    CHECK(model_at(dir / "renamed.json")["phase_names"] ==
-          nlohmann::json{names[0], "data-load"});
+    CHECK(model_at(dir / "renamed.json")["phase_names"] == nlohmann::json{names[0], "data-load"});
     CHECK(model_at(model)["phase_names"] == nlohmann::json(names));  // --out: the model stays
     // In place, then --derive names them afresh.
     REQUIRE(run(dir, {"name-phases", model, "--set", "0=eval"}).code == 0);
@@ -132,8 +131,8 @@ TEST_CASE("train --container keeps only those containers' series", "[cli]") {
     TempDir dir;
     const std::string trace = two_container_trace(dir);
     const auto executions = [&](const std::vector<std::string>& containers) {
-        std::vector<std::string> args = {"train",  "--trace",  trace,          "--epochs", "2",
-                                          "--phases", "2", "--out", dir / "m.json"};
+        std::vector<std::string> args = {"train",    "--trace", trace,   "--epochs",    "2",
+                                         "--phases", "2",       "--out", dir / "m.json"};
         for (const auto& c : containers) args.insert(args.end(), {"--container", c});
         const Run r = run(dir, args);
         INFO(r.err);
@@ -144,8 +143,8 @@ TEST_CASE("train --container keeps only those containers' series", "[cli]") {
     CHECK(executions({"main"}) == 1);
     CHECK(executions({"main", "sidecar"}) == 2);
 
-    const Run none = run(dir, {"train", "--trace", trace, "--container", "trainer", "--out",
-                               dir / "none.json"});
+    const Run none =
+        run(dir, {"train", "--trace", trace, "--container", "trainer", "--out", dir / "none.json"});
     CHECK(none.code == 1);
     CHECK_THAT(none.err, Contains("--container trainer: no execution of the trace is in that "
                                   "container; its containers: main, sidecar") &&

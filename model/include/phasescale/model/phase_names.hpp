@@ -33,7 +33,6 @@ std::vector<std::string> derive_phase_names(const PhaseModel& model);
 inline constexpr double kIdleCores = 0.05;
 
 // Appends -2, -3, ... to a name already taken by an earlier entry (or by `taken`), in order.
-void make_names_unique(std::vector<std::string>& names,
-                       const std::vector<std::string>& taken = {});
+void make_names_unique(std::vector<std::string>& names, const std::vector<std::string>& taken = {});
 
 }  // namespace phasescale::model
