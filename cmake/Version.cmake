@@ -6,11 +6,19 @@
 set(PHASESCALE_REVISION "unknown")
 find_package(Git QUIET)
 if(GIT_FOUND)
+  # Only a checkout of phasescale itself: a tarball unpacked inside another repository is not.
+  execute_process(
+    COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} rev-parse --show-toplevel
+    OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   execute_process(
     COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} rev-parse --short=12 HEAD
     OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE
     RESULT_VARIABLE failed ERROR_QUIET)
-  if(NOT failed AND revision)
+  file(REAL_PATH "${PROJECT_SOURCE_DIR}" source_dir)
+  if(top)
+    file(REAL_PATH "${top}" top)
+  endif()
+  if(NOT failed AND revision AND top STREQUAL source_dir)
     set(PHASESCALE_REVISION ${revision})
     execute_process(
       COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} rev-parse --path-format=absolute
