@@ -640,6 +640,36 @@ TEST_CASE("phasescale train --prometheus trains a model on the replayed history"
                 "2",           "--epochs",     "3",   "--out",       model},
             log) == 0);
     CHECK_THAT(log, Contains("from 2 executions"));
+    // --container picks containers by the name Prometheus gives them (NAMESPACE/POD/CONTAINER).
+    const std::vector<std::string> small{"train",
+                                         "--prometheus",
+                                         e.url,
+                                         "--namespace",
+                                         "prom-it",
+                                         "--since",
+                                         "8s",
+                                         "--step",
+                                         "1s",
+                                         "--scrape-interval",
+                                         "1s",
+                                         "--history",
+                                         "2",
+                                         "--hidden",
+                                         "4",
+                                         "--phases",
+                                         "2",
+                                         "--epochs",
+                                         "3",
+                                         "--out",
+                                         e.dir.path() / "main.model.json"};
+    std::vector<std::string> main_only = small, sidecar = small;
+    main_only.insert(main_only.end(), {"--container", "main"});
+    CHECK(run_cli(e, main_only, log) == 0);
+    CHECK_THAT(log, Contains("from 2 executions"));
+    sidecar.insert(sidecar.end(), {"--container", "sidecar"});
+    CHECK(run_cli(e, sidecar, log) == 1);
+    CHECK_THAT(log, Contains("--container sidecar: no execution of the trace is in that "
+                             "container; its containers: main"));
     const std::string text = read_file(model);
     CHECK_THAT(text, Contains("prometheus " + e.url +
                               " namespace prom-it selector app=trainer since 8s step 1s"));
