@@ -427,6 +427,26 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
 }
 
+TEST_CASE("tick: after a restart a pod keeps the phase its label names until another holds",
+          "[unit][control]") {
+    Loop loop("Off");  // Off writes the label only: no phase-since annotation to restore from
+    loop.add_pod("a");
+    loop.use("a", 2.2, 3 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    REQUIRE(loop.label("a") == kLarge);
+    // The container moved to phase 0 while the operator was down: its history says phase 0.
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.restart();
+    loop.tick();
+    CHECK(loop.label("a") == kLarge);
+    const double began = loop.now;
+    while (loop.now < began + 120) {
+        CHECK(loop.label("a") == kLarge);
+        loop.tick();
+    }
+    CHECK(loop.label("a") == kSmall);
+}
+
 TEST_CASE("tick: a bad spec or a missing model is a condition, nothing else", "[unit][control]") {
     Loop loop("InPlace");
     loop.add_pod("a");

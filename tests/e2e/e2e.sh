@@ -310,7 +310,7 @@ kill -TERM "$poller_pid" 2>/dev/null || true
 wait "$poller_pid" 2>/dev/null || true
 
 for ns in "${namespaces[@]}"; do
-    check "$ns: every pod has a numeric phase label" test "$(labelled_count "$ns")" == 3
+    check "$ns: every pod has a phase name label" test "$(labelled_count "$ns")" == 3
     check "$ns: status podsTracked is 3" test "$(pas_tracked "$ns")" == 3
 done
 check "e2e-inplace: annotations on every pod" test "$(annotated_count e2e-inplace)" == 3

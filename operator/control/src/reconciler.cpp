@@ -75,14 +75,15 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         in.restart_count = r.restart_count;
         tracker.step(in);
     }
-    // The phase the pod showed, by its name in this model, goes on showing.
+    // The phase the pod showed, by its name in this model, goes on showing (since when, if an
+    // annotation says so: mode Off writes none).
     const auto shown = label(pod, kPhaseLabel);
     const auto since = annotation(pod, kPhaseSinceAnnotation);
     const auto& names = tracker.model().phase_names;
     const auto named = shown ? std::find(names.begin(), names.end(), *shown) : names.end();
-    if (named != names.end() && since)
-        if (const auto t = kube::parse_time(*since))
-            tracker.restore_shown(static_cast<int>(named - names.begin()), *t);
+    if (named != names.end())
+        tracker.restore_shown(static_cast<int>(named - names.begin()),
+                              since ? kube::parse_time(*since).value_or(0) : 0);
 }
 
 }  // namespace
