@@ -51,14 +51,16 @@ void replay(const model::Trace& trace, const model::Execution& e,
         stable = tracker.phase();
         shown = tracker.shown().phase();
     }
-    if (e.timestamps.size() > 1) counts.hours += (e.timestamps.back() - e.timestamps.front()) / 3600;
+    if (e.timestamps.size() > 1)
+        counts.hours += (e.timestamps.back() - e.timestamps.front()) / 3600;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: label_hold TRACE.csv[,...] [TICK_SECONDS [HOLD_SECONDS...]]\n");
+        std::fprintf(stderr,
+                     "usage: label_hold TRACE.csv[,...] [TICK_SECONDS [HOLD_SECONDS...]]\n");
         return 2;
     }
     std::vector<std::string> paths;
@@ -69,15 +71,17 @@ int main(int argc, char** argv) {
     for (int i = 3; i < argc; ++i) holds.push_back(std::atof(argv[i]));
     if (holds.empty()) holds = {0, 30, 60, 120, 300};
 
-    const auto m = std::make_shared<const model::PhaseModel>(
-        model::resolve_model(model::kDefaultModelName));
+    const auto m =
+        std::make_shared<const model::PhaseModel>(model::resolve_model(model::kDefaultModelName));
     std::vector<std::string> columns = m->features;
     for (const char* c : {"cpu.usage.cores", "mem.working.set"})
         if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     const model::Trace trace = model::read_trace(paths, {.columns = columns});
 
-    std::printf("tick %.0f s, %zu executions\n| hold (s) | stable phase changes/h | label changes/h |\n|---:|---:|---:|\n",
-                tick, trace.executions.size());
+    std::printf(
+        "tick %.0f s, %zu executions\n| hold (s) | stable phase changes/h | label changes/h "
+        "|\n|---:|---:|---:|\n",
+        tick, trace.executions.size());
     for (double hold : holds) {
         Counts counts;
         for (const auto& e : trace.executions) replay(trace, e, m, tick, hold, counts);
