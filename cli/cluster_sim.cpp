@@ -21,7 +21,7 @@ namespace {
 struct ClusterSimArgs {
     std::string jobs, load, json_out, html_out;
     std::vector<std::string> policies = {"all"};
-    std::string curves = "../shared/data/philly";
+    std::string curves;  // no default: the measured curves are data, not part of phasescale
     std::string knapsack = "dp";
     sim::ClusterOptions options;
     sim::PhillyWindow philly;
@@ -42,6 +42,17 @@ std::vector<sim::ClusterPolicy> policies_from(const std::vector<std::string>& as
         if (std::find(out.begin(), out.end(), *p) == out.end()) out.push_back(*p);
     }
     return out;
+}
+
+// Without --curves every job must scale linearly; name the first that does not.
+void require_no_measured_curve(const std::vector<sim::ClusterJob>& jobs) {
+    for (const sim::ClusterJob& job : jobs) {
+        if (job.curve.empty() || job.curve == "linear") continue;
+        throw UsageError("job '" + job.id + "' scales by the measured curve '" + job.curve +
+                         "': give --curves DIR, the directory holding scalability-" + job.curve +
+                         ".csv (the Philly data's directory holds all six; see "
+                         "docs/cluster-sim.md, Scaling curves)");
+    }
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -68,6 +79,7 @@ int run_cluster_sim(ClusterSimArgs& a) {
     if (jobs.empty())
         throw std::runtime_error(a.jobs + ": no jobs" + (philly ? " in the window" : ""));
     const std::vector<sim::LoadPoint> load = sim::read_inference_load(a.load);
+    if (a.curves.empty()) require_no_measured_curve(jobs);
     const auto curves = sim::read_scaling_curves(a.curves, jobs);
 
     sim::ClusterReport report;
@@ -159,7 +171,9 @@ Command add_cluster_sim_command(CLI::App& parent) {
                     "Extra workers by the exact dynamic program (dp) or the greedy heuristic")
         ->type_name("dp|greedy");
     app->add_option("--curves", a->curves,
-                    "Directory of the scalability-<model>.csv files the jobs' curves name")
+                    "Directory of the scalability-<model>.csv files the jobs' curves name; "
+                    "needed when a job names one (elastic jobs of cluster-gen and of --cluster "
+                    "do), e.g. the Philly data's directory")
         ->type_name("DIR");
     a->cluster = app->add_option("--cluster", a->philly.cluster,
                                  "Philly trace: the cluster id to take (e.g. 6214e9)")

@@ -34,6 +34,7 @@ Command add_export_trace_command(CLI::App& parent);
 Command add_cluster_sim_command(CLI::App& parent);
 Command add_cluster_gen_command(CLI::App& parent);
 Command add_recommend_command(CLI::App& parent);
+Command add_name_phases_command(CLI::App& parent);
 
 // The options of `train` that shape a model (features, sizes, SGD, k-means, seed), shared with
 // `simulate`, which trains a model per fold; and the check of their column lists.
@@ -46,7 +47,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Shortest text that reads back as the same double: "1565962220", "0.5", "1e-07".
+// Shortest text that reads back as the same double, whole numbers in full: "1700000000", "0.5",
+// "1e-07" (model::number_text).
 std::string format_number(double value);
 // "0.9 s", "4m05s", "1h02m": for elapsed and remaining times.
 std::string format_duration(double seconds);

@@ -123,19 +123,22 @@ void print_header(const model::PhaseModel& m, const std::string& path) {
     }
 }
 
-void print_phases(const model::PhaseStatistics& s) {
+void print_phases(const model::PhaseModel& m) {
+    const model::PhaseStatistics& s = *m.statistics;
     std::size_t total = 0;
     for (const auto& phase : s.phases) total += phase.samples;
     std::printf("\nphases: %zu samples with a phase, from %zu executions\n", total, s.executions);
     std::printf(
         "(a visit is a run of consecutive samples in one phase; its length in samples and "
         "in seconds)\n");
-    Table table({"phase", "samples", "share", "visits", "visit p50", "visit mean", "visit p50 (s)",
-                 "visit mean (s)"});
+    Table table({"phase", "name", "samples", "share", "visits", "visit p50", "visit mean",
+                 "visit p50 (s)", "visit mean (s)"});
+    table.text_column(1);
     for (std::size_t k = 0; k < s.phases.size(); ++k) {
         const model::PhaseStats& phase = s.phases[k];
         double share = total > 0 ? 100.0 * phase.samples / total : 0.0;
-        table.add({std::to_string(k), std::to_string(phase.samples), printf_string("%.1f%%", share),
+        table.add({std::to_string(k), m.phase_name(static_cast<int>(k)),
+                   std::to_string(phase.samples), printf_string("%.1f%%", share),
                    std::to_string(phase.visit_samples.count),
                    printf_string("%.0f", phase.visit_samples.p50),
                    printf_string("%.1f", phase.visit_samples.mean),
@@ -201,9 +204,10 @@ int run_inspect(const std::string& path) {
             "\nno phase statistics in this model (models phasescale trains have them); "
             "%d centroids over %d hidden activations define its phases\n",
             m.phases(), static_cast<int>(m.centroids.cols()));
+        std::printf("phase names: %s\n", join(m.phase_names, ", ").c_str());
         return 0;
     }
-    print_phases(*m.statistics);
+    print_phases(m);
     print_transitions(*m.statistics);
     print_sequences(*m.statistics);
     return 0;

@@ -4,6 +4,8 @@
 
 #include "command.hpp"
 
+#include <phasescale/version.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -32,6 +34,8 @@ int main(int argc, char** argv) {
         "phasescale"};
     // Every option's help shows its default.
     app.option_defaults()->always_capture_default();
+    app.set_version_flag("--version", std::string("phasescale ") + phasescale::kVersion +
+                                          " (revision " + phasescale::kRevision + ")");
 
     std::vector<Command> commands;
     try {
@@ -39,7 +43,7 @@ int main(int argc, char** argv) {
                     add_predict_command(app),     add_inspect_command(app),
                     add_generate_command(app),    add_simulate_command(app),
                     add_cluster_sim_command(app), add_cluster_gen_command(app),
-                    add_recommend_command(app)};
+                    add_recommend_command(app),   add_name_phases_command(app)};
         app.require_subcommand(1);
         app.footer("Run 'phasescale COMMAND --help' for the options of a command.");
         app.failure_message([](const CLI::App*, const CLI::Error& e) {

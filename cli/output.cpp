@@ -1,5 +1,7 @@
 #include "command.hpp"
 
+#include <phasescale/model/number_text.hpp>
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
@@ -11,9 +13,7 @@
 namespace phasescale::cli {
 
 std::string format_number(double value) {
-    char buffer[64];
-    auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    return std::string(buffer, result.ptr);
+    return model::number_text(value);
 }
 
 std::string format_duration(double seconds) {

@@ -63,7 +63,7 @@ PodReplay replay(const ContainerHistory& h, const std::shared_ptr<const model::P
         ++out.samples;
         out.last_phase = step.phase;
         PhaseRecommendation& p = out.phases[step.phase];
-        p.phase = control::phase_name(step.phase);
+        p.phase = control::phase_name(*model, step.phase);
         p.index = step.phase;
         ++p.samples;
         if (step.recommendation) {
@@ -145,7 +145,7 @@ std::vector<ContainerReport> recommend_containers(
             continue;
         }
         const PodReplay pod = replay(h, model, spec, policy);
-        if (latest) r.current_phase = control::phase_name(pod.last_phase);
+        if (latest) r.current_phase = control::phase_name(*model, pod.last_phase);
         merge(r, pod);
     }
     std::vector<ContainerReport> out;

@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "prometheus_trace.hpp"
 
+#include <phasescale/model/error.hpp>
 #include <phasescale/model/model.hpp>
 #include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/trace.hpp>
@@ -26,8 +27,44 @@ struct TrainArgs {
     model::TrainOptions options;
     std::string extend;  // a model to extend with new phases instead of training one
     model::ExtendOptions extend_options;
-    PrometheusSource prometheus;  // instead of trace files
+    PrometheusSource prometheus;          // instead of trace files
+    std::vector<std::string> containers;  // keep only these containers' executions
 };
+
+// How a trace names containers, for --help and errors.
+constexpr const char* kContainerNaming =
+    "a trace from --prometheus or export-trace names each execution NAMESPACE/POD/CONTAINER in "
+    "its id column; the container is the part after the last '/' (the whole id when it has none)";
+
+std::string container_of(const std::string& id) {
+    return id.substr(id.rfind('/') + 1);  // npos + 1 == 0: the whole id
+}
+
+// Keeps the executions of the named containers (sidecars stay out of the model). Throws
+// InputError, listing the trace's containers, when none matches.
+void keep_containers(model::Trace& trace, const std::vector<std::string>& containers) {
+    if (containers.empty()) return;
+    const auto wanted = [&](const model::Execution& e) {
+        return std::find(containers.begin(), containers.end(), container_of(e.id)) !=
+               containers.end();
+    };
+    std::vector<std::string> seen;
+    for (const model::Execution& e : trace.executions)
+        if (std::find(seen.begin(), seen.end(), container_of(e.id)) == seen.end())
+            seen.push_back(container_of(e.id));
+    std::erase_if(trace.executions, [&](const model::Execution& e) { return !wanted(e); });
+    if (!trace.executions.empty()) return;
+    constexpr std::size_t kShown = 10;
+    std::string listed;
+    for (std::size_t i = 0; i < seen.size() && i < kShown; ++i)
+        listed += (i == 0 ? "" : ", ") + seen[i];
+    if (seen.size() > kShown) listed += ", ... (" + std::to_string(seen.size()) + " in all)";
+    std::string asked;
+    for (const std::string& c : containers) asked += (asked.empty() ? "" : ", ") + c;
+    throw model::InputError("--container " + asked + ": no execution of the trace is in " +
+                            (containers.size() == 1 ? "that container" : "those containers") +
+                            "; its containers: " + listed + " (" + kContainerNaming + ")");
+}
 
 // One status line on stderr, redrawn in place. Small traces train thousands of epochs a second,
 // so it redraws at most ten times a second (and always on the last epoch).
@@ -107,9 +144,10 @@ int run_extend(TrainArgs& args) {
         for (const auto& c : base.statistics->usage_columns)
             if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }
-    const model::Trace trace = model::read_trace(
+    model::Trace trace = model::read_trace(
         args.traces,
         model::TraceOptions{.id_column = args.options.parameters.id_column, .columns = columns});
+    keep_containers(trace, args.containers);
     model::ExtendResult extended = model::extend_model(base, trace, args.extend_options);
     if (extended.model.parameters) {
         auto& traces = extended.model.parameters->traces;
@@ -149,6 +187,7 @@ int run_train(TrainArgs& args) {
                                   model::TraceOptions{.id_column = parameters.id_column,
                                                       .columns = columns_to_read(args.options)});
     }
+    keep_containers(trace, args.containers);
 
     model::PhaseModel trained = [&] {
         ProgressBar bar;
@@ -239,6 +278,12 @@ Command add_train_command(CLI::App& parent) {
         ->type_name("MODEL.json");
     app->add_option("--id-column", args->options.parameters.id_column,
                     "Column that names the execution of each row");
+    app->add_option("--container", args->containers,
+                    std::string("Train only on this container's series, e.g. to keep sidecars "
+                                "out of the model (repeatable): ") +
+                        kContainerNaming)
+        ->type_name("NAME")
+        ->default_str("");
     add_training_options(app, args->options);
     CLI::Option* prometheus = add_prometheus_options(app, args->prometheus, false);
     traces->excludes(prometheus);

@@ -37,6 +37,7 @@
 #include <phasescale/loan/controller.hpp>
 #include <phasescale/model/duration.hpp>
 #include <phasescale/prom/client.hpp>
+#include <phasescale/version.hpp>
 
 #include "http.hpp"
 #include "log.hpp"
@@ -90,6 +91,7 @@ struct Settings {
     std::string prometheus_url, token_file, prometheus_ca_file;
     std::vector<std::string> allowed_prometheus_urls;
     milliseconds tick{15s}, scrape{15s}, prometheus_timeout{10s}, stuck_after{60s};
+    milliseconds phase_label_hold = control::kDefaultPhaseLabelHold;
     std::string metrics_addr = "127.0.0.1:8080";
     app::Level level = app::Level::Info;
 };
@@ -110,9 +112,13 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
     std::string tick = "15s", scrape = "15s", prometheus_timeout = "10s", stuck_after, namespaces,
                 allowed;
     std::string log_level = "info";
+    std::string phase_label_hold =
+        std::to_string(control::kDefaultPhaseLabelHold.count() / 1000) + "s";
     if (const char* env = std::getenv("PHASESCALE_PROMETHEUS_URL")) s.prometheus_url = env;
 
     CLI::App app{kDescription, "phasescale-operator"};
+    app.set_version_flag("--version", std::string("phasescale-operator ") + phasescale::kVersion +
+                                          " (revision " + phasescale::kRevision + ")");
     app.add_option("--kubeconfig", s.kubeconfig,
                    "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster); "
                    "exec credential plugins and http:// proxy-url work (docs/kubeconfig.md)");
@@ -139,6 +145,10 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
            "--scrape-interval", scrape,
            "Prometheus' scrape interval of the cAdvisor metrics: the rate() window; a --tick "
            "shorter than it is warned about (a duration, README: Durations)")
+        ->capture_default_str();
+    app.add_option("--phase-label-hold", phase_label_hold,
+                   "a pod's phasescale.io/phase label moves to a new phase once that phase has "
+                   "held this long (a duration, README: Durations; 0: at once)")
         ->capture_default_str();
     app.add_flag(
         "--allow-insecure-kube-http", s.allow_http_kube,
@@ -180,6 +190,9 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
         s.scrape = phasescale::model::parse_duration(scrape, "--scrape-interval");
         s.prometheus_timeout =
             phasescale::model::parse_duration(prometheus_timeout, "--prometheus-timeout");
+        s.phase_label_hold = phase_label_hold == "0" ? milliseconds(0)
+                                                     : phasescale::model::parse_duration(
+                                                           phase_label_hold, "--phase-label-hold");
         s.stuck_after = stuck_after.empty()
                             ? std::max<milliseconds>(s.tick * 5, 60s)
                             : phasescale::model::parse_duration(stuck_after, "--stuck-after");
@@ -305,6 +318,7 @@ control::ReconcilerOptions reconciler_options(const Settings& s) {
     o.scrape_interval = s.scrape;
     o.prometheus_timeout = s.prometheus_timeout;
     o.write_workers = s.write_workers;
+    o.phase_label_hold = s.phase_label_hold;
     return o;
 }
 

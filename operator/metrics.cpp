@@ -4,6 +4,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <phasescale/version.hpp>
+
 namespace phasescale::app {
 
 namespace {
@@ -106,6 +108,10 @@ Metrics::Metrics()
     for (const char* r : {"ok", "error", "blocked"}) resizes.Add({{"result", r}});
     for (const std::string& step : control::kTickSteps)
         tick_step_seconds.Add({{"step", step}}, latency_buckets());
+    family(prometheus::BuildGauge(), "phasescale_build_info",
+           "1, labelled with the version and git revision of this build", *registry)
+        .Add({{"version", kVersion}, {"revision", kRevision}})
+        .Set(1);
 }
 
 std::string Metrics::text() const {

@@ -20,9 +20,10 @@ mkdir -p "$out"
 
 philly=(--jobs ../shared/data/philly/philly-jobs.csv --cluster 6214e9 --from 2017-10-01 --days 15 --seed 1)
 generated=(--jobs "$out/generated-jobs.csv")
+curves=../shared/data/philly  # the measured scaling curves
 
 offered() {  # the trace's offered load in GPUs, from a baseline run on an ample cluster
-  "$phasescale" cluster-sim "$@" --inference-load "$out/load.csv" --policy baseline \
+  "$phasescale" cluster-sim "$@" --inference-load "$out/load.csv" --curves "$curves" --policy baseline \
     --training-servers 100000 --inference-servers 0 --json "$out/offered.json" >/dev/null
   sed -n 's/.*"offered_gpus": *\([0-9.e+-]*\).*/\1/p' "$out/offered.json"
 }
@@ -33,7 +34,7 @@ run() {  # name, then the job arguments
   load=$(offered "$@")
   servers=$(awk -v l="$load" -v g="$gpus" -v u="$utilisation" 'BEGIN { s = l / (g * u); n = int(s); if (n < s) n++; print n }')
   echo "== $name: offered load $load GPUs -> $servers training + $servers inference servers of $gpus GPUs"
-  "$phasescale" cluster-sim "$@" --inference-load "$out/load.csv" --training-servers "$servers" \
+  "$phasescale" cluster-sim "$@" --inference-load "$out/load.csv" --curves "$curves" --training-servers "$servers" \
     --inference-servers "$servers" --gpus-per-server "$gpus" --json "$out/$name.json" --html "$out/$name.html"
   awk -v f="$out/$name.json" 'BEGIN {
     while ((getline line < f) > 0) {

@@ -4,6 +4,7 @@
 #include <phasescale/model/atomic_file.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/model.hpp>
+#include <phasescale/model/phase_names.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -383,6 +384,18 @@ std::optional<TrainingSummary> read_training(const Node& n) {
     return t;
 }
 
+// Optional: a file without names gets them derived from its statistics (or phase-N).
+std::vector<std::string> read_phase_names(const Node& doc, const PhaseModel& model) {
+    if (!doc.has("phase_names")) return derive_phase_names(model);
+    const Node names = doc.at("phase_names");
+    read_array(names, model.phases(), "names (one per centroid)");
+    std::vector<std::string> out = read_strings(names, true);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (const std::string problem = phase_name_problem(out[i]); !problem.empty())
+            fail(element(names.path, i), problem);
+    return out;
+}
+
 PhaseModel from_json(const Json& json) {
     const Node doc{json, ""};
     if (!json.is_object()) fail("", "expected a JSON object, got " + describe(json));
@@ -390,6 +403,7 @@ PhaseModel from_json(const Json& json) {
     model.format = read_string(doc.at("format"));
     if (model.format == kAi4dlFormat) {
         read_core(doc, model);  // its other keys (source, history_layout) only document it
+        model.phase_names = derive_phase_names(model);
         return model;
     }
     if (model.format != kModelFormat) {
@@ -413,6 +427,7 @@ PhaseModel from_json(const Json& json) {
         }
         model.training = read_training(training);
     }
+    model.phase_names = read_phase_names(doc, model);
     return model;
 }
 
@@ -536,22 +551,24 @@ Json write_training(const PhaseModel& model) {
 
 Json to_json(const PhaseModel& model) {
     const Crbm& c = model.crbm;
-    Json doc{{"format", kModelFormat},
-             {"version", kModelVersion},
-             {"features", model.features},
-             {"scaler",
-              {{"mean", write_vector(model.scaler.mean, "scaler.mean")},
-               {"scale", write_vector(model.scaler.scale, "scaler.scale")}}},
-             {"crbm",
-              {{"n_vis", c.n_vis},
-               {"n_hid", c.n_hid},
-               {"n_his", c.n_his},
-               {"W", write_matrix(c.W, "crbm.W")},
-               {"A", write_matrix(c.A, "crbm.A")},
-               {"B", write_matrix(c.B, "crbm.B")},
-               {"v_bias", write_vector(c.v_bias, "crbm.v_bias")},
-               {"h_bias", write_vector(c.h_bias, "crbm.h_bias")}}},
-             {"kmeans", {{"centroids", write_matrix(model.centroids, "kmeans.centroids")}}}};
+    Json doc{
+        {"format", kModelFormat},
+        {"version", kModelVersion},
+        {"features", model.features},
+        {"scaler",
+         {{"mean", write_vector(model.scaler.mean, "scaler.mean")},
+          {"scale", write_vector(model.scaler.scale, "scaler.scale")}}},
+        {"crbm",
+         {{"n_vis", c.n_vis},
+          {"n_hid", c.n_hid},
+          {"n_his", c.n_his},
+          {"W", write_matrix(c.W, "crbm.W")},
+          {"A", write_matrix(c.A, "crbm.A")},
+          {"B", write_matrix(c.B, "crbm.B")},
+          {"v_bias", write_vector(c.v_bias, "crbm.v_bias")},
+          {"h_bias", write_vector(c.h_bias, "crbm.h_bias")}}},
+        {"kmeans", {{"centroids", write_matrix(model.centroids, "kmeans.centroids")}}},
+        {"phase_names", model.phase_names.empty() ? derive_phase_names(model) : model.phase_names}};
     if (model.statistics) doc["statistics"] = write_statistics(*model.statistics);
     if (model.parameters || model.training) doc["training"] = write_training(model);
     return doc;

@@ -1,5 +1,6 @@
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/kmeans.hpp>
+#include <phasescale/model/phase_names.hpp>
 #include <phasescale/model/phases.hpp>
 #include <phasescale/model/train.hpp>
 
@@ -105,6 +106,7 @@ PhaseModel train_model(const Trace& trace, const TrainOptions& options,
     for (const Matrix& f : features) phases.push_back(predict_phases(model, f));
     const std::vector<LabelledExecution> labelled = label(trace, options.usage_columns, phases);
     model.statistics = compute_statistics(labelled, p.phases, options.usage_columns);
+    model.phase_names = derive_phase_names(model);
 
     TrainingSummary summary;
     summary.final_reconstruction_error = trained.final_reconstruction_error();
@@ -187,6 +189,15 @@ ExtendResult extend_model(const PhaseModel& model, const Trace& trace,
     for (const auto& [phases, count] : sequences) merged.sequences.push_back({phases, count});
     keep_most_common(merged.sequences);
     extended.statistics = std::move(merged);
+    // Known phases keep their names (a user may have edited them); the new ones are named from
+    // the statistics, apart from the known names.
+    std::vector<std::string> known_names;
+    for (int p = 0; p < old_k; ++p) known_names.push_back(model.phase_name(p));
+    std::vector<std::string> derived = derive_phase_names(extended);
+    std::vector<std::string> new_names(derived.begin() + old_k, derived.end());
+    make_names_unique(new_names, known_names);
+    extended.phase_names = known_names;
+    extended.phase_names.insert(extended.phase_names.end(), new_names.begin(), new_names.end());
     if (extended.parameters) extended.parameters->phases = extended.phases();
     result.model = std::move(extended);
     return result;

@@ -1,5 +1,6 @@
 // The cluster simulator's inputs: CSV files, the Philly trace, scaling curves, the generator.
 
+#include <phasescale/model/number_text.hpp>
 #include <phasescale/model/random.hpp>
 #include <phasescale/sim/cluster_trace.hpp>
 
@@ -124,12 +125,6 @@ bool parse_utc(const std::string& text, double& seconds) {
     return tm.tm_year == y - 1900 && tm.tm_mon == mo - 1 && tm.tm_mday == d;
 }
 
-std::string number_text(double value) {
-    char buffer[64];
-    auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    return std::string(buffer, result.ptr);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -179,9 +174,10 @@ std::vector<ClusterJob> read_cluster_jobs(const std::string& path) {
 void write_cluster_jobs(std::ostream& out, const std::vector<ClusterJob>& jobs) {
     out << "id,submit_s,gpus_per_worker,min_workers,max_workers,duration_s,elastic,curve\n";
     for (const ClusterJob& j : jobs) {
-        out << j.id << ',' << number_text(j.submit_s) << ',' << j.gpus_per_worker << ','
-            << j.min_workers << ',' << j.max_workers << ',' << number_text(j.duration_s) << ','
-            << (j.elastic() ? 1 : 0) << ',' << (j.curve.empty() ? "linear" : j.curve) << '\n';
+        out << j.id << ',' << model::number_text(j.submit_s) << ',' << j.gpus_per_worker << ','
+            << j.min_workers << ',' << j.max_workers << ',' << model::number_text(j.duration_s)
+            << ',' << (j.elastic() ? 1 : 0) << ',' << (j.curve.empty() ? "linear" : j.curve)
+            << '\n';
     }
 }
 
@@ -202,7 +198,7 @@ std::vector<LoadPoint> read_inference_load(const std::string& path) {
 void write_inference_load(std::ostream& out, const std::vector<LoadPoint>& load) {
     out << "time_s,load\n";
     for (const LoadPoint& p : load)
-        out << number_text(p.time_s) << ',' << number_text(p.load) << '\n';
+        out << model::number_text(p.time_s) << ',' << model::number_text(p.load) << '\n';
 }
 
 // ---------------------------------------------------------------------------------------------

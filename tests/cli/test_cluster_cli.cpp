@@ -30,6 +30,9 @@ std::string quote(const std::string& word) {
     return q + "'";
 }
 
+// The measured scaling curves (docs/cluster-sim.md), read from the shared data.
+const std::string kCurves = "../shared/data/philly";
+
 Run run_phasescale(const TempDir& dir, const std::vector<std::string>& arguments) {
     std::string command = quote(PHASESCALE_CLI);
     for (const auto& a : arguments) command += " " + quote(a);
@@ -77,10 +80,10 @@ TEST_CASE("cluster-gen: deterministic files and a summary", "[cluster][cli]") {
 TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][cli]") {
     TempDir dir;
     generate(dir);
-    const Run run =
-        run_phasescale(dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load",
-                             dir / "load.csv", "--training-servers", "4", "--inference-servers",
-                             "4", "--json", dir / "report.json", "--html", dir / "report.html"});
+    const Run run = run_phasescale(
+        dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load", dir / "load.csv",
+              "--curves", kCurves, "--training-servers", "4", "--inference-servers", "4", "--json",
+              dir / "report.json", "--html", dir / "report.html"});
     INFO(run.err);
     REQUIRE(run.code == 0);
     CHECK_THAT(run.out, Catch::Contains("aryl"));
@@ -102,9 +105,10 @@ TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][c
     CHECK_THAT(html, Catch::Contains("GPUs in use by pool"));
     CHECK(html.find("http") == std::string::npos);  // self-contained
 
-    const Run one = run_phasescale(
-        dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load", dir / "load.csv",
-              "--policy", "baseline,aryl", "--knapsack", "greedy", "--json", dir / "two.json"});
+    const Run one =
+        run_phasescale(dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load",
+                             dir / "load.csv", "--curves", kCurves, "--policy", "baseline,aryl",
+                             "--knapsack", "greedy", "--json", dir / "two.json"});
     REQUIRE(one.code == 0);
     const auto two = nlohmann::json::parse(read_file(dir / "two.json"));
     CHECK(two.at("policies").size() == 2);
@@ -114,10 +118,11 @@ TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][c
 TEST_CASE("cluster-sim: the Philly trace by window", "[cluster][cli]") {
     TempDir dir;
     generate(dir);
-    const Run run = run_phasescale(
-        dir, {"cluster-sim", "--jobs", "../shared/data/philly/philly-jobs.csv", "--cluster",
-              "6214e9", "--from", "2017-10-02", "--days", "0.5", "--inference-load",
-              dir / "load.csv", "--policy", "baseline", "--json", dir / "philly.json"});
+    const Run run =
+        run_phasescale(dir, {"cluster-sim", "--jobs", "../shared/data/philly/philly-jobs.csv",
+                             "--cluster", "6214e9", "--from", "2017-10-02", "--days", "0.5",
+                             "--inference-load", dir / "load.csv", "--curves", kCurves, "--policy",
+                             "baseline", "--json", dir / "philly.json"});
     INFO(run.err);
     REQUIRE(run.code == 0);
     const auto report = nlohmann::json::parse(read_file(dir / "philly.json"));
@@ -161,9 +166,25 @@ TEST_CASE("cluster-sim: clear errors and exit codes, nothing half-written", "[cl
         dir.write("curve.csv",
                   "id,submit_s,gpus_per_worker,min_workers,max_workers,duration_s,elastic,curve\n"
                   "a,0,1,1,2,10,1,resnet\n");
-    const Run no_curve = sim({"--jobs", curve, "--inference-load", load, "--json", json});
+    // No default directory of curves: a job that names one needs --curves.
+    const Run no_curves = sim({"--jobs", curve, "--inference-load", load, "--json", json});
+    CHECK(no_curves.code == 2);
+    CHECK_THAT(no_curves.err, Catch::Contains("job 'a' scales by the measured curve 'resnet': "
+                                              "give --curves DIR"));
+    const Run no_curve =
+        sim({"--jobs", curve, "--inference-load", load, "--curves", kCurves, "--json", json});
     CHECK(no_curve.code == 1);
     CHECK_THAT(no_curve.err, Catch::Contains("scalability-resnet.csv"));
+    // Jobs that all scale linearly need none.
+    const std::string linear =
+        dir.write("linear.csv",
+                  "id,submit_s,gpus_per_worker,min_workers,max_workers,duration_s,elastic,curve\n"
+                  "a,0,1,1,2,10,1,linear\n");
+    const Run linear_run =
+        sim({"--jobs", linear, "--inference-load", load, "--json", dir / "linear.json"});
+    INFO(linear_run.err);
+    CHECK(linear_run.code == 0);
+    std::filesystem::remove(dir / "linear.json");
     const Run bad_date =
         sim({"--jobs", "../shared/data/philly/philly-jobs.csv", "--cluster", "6214e9", "--from",
              "Oct 1", "--inference-load", load, "--json", json});

@@ -68,7 +68,7 @@ std::map<std::string, control::ContainerResources> direct(const ContainerHistory
         in.limits = {*h.current.limits.cpu, *h.current.limits.memory};
         const control::TrackerStep step = tracker.step(in);
         if (step.recommendation)
-            last[control::phase_name(step.phase)] =
+            last[control::phase_name(*default_model(), step.phase)] =
                 control::target_for(h.current, *step.recommendation, spec.policy_for(h.container),
                                     spec.min_change)
                     .wanted;

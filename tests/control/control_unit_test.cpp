@@ -301,7 +301,8 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     }
     REQUIRE(t.phase());
     CHECK(*t.phase() == 0);
-    CHECK(phase_name(t.phase()) == "phase-0");
+    CHECK(phase_name(t.model(), t.phase()) == "phase-0");  // a model without names
+    CHECK(phase_name(t.model(), std::nullopt) == "unknown");
     REQUIRE(rec);
     CHECK(rec->request.cpu < 1.0);   // phase 0 is small
     CHECK(rec->request.cpu >= 0.3);  // never below the latest usage
@@ -316,6 +317,79 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     CHECK(t.phase_since() == 201);
     REQUIRE(b.recommendation);
     CHECK(b.recommendation->request.cpu > 2.0);
+}
+
+TEST_CASE("shown phase: a stable phase shows once it has held, not while it comes and goes",
+          "[unit]") {
+    ShownPhase shown(60);
+    shown.observe(std::nullopt, 100);
+    CHECK_FALSE(shown.phase());
+    shown.observe(0, 115);  // the first phase shows at once
+    CHECK(shown.phase() == 0);
+    CHECK(shown.since() == 115);
+    // Phase 1 every other tick, or phases 1 and 2 in turn: none holds for 60 s.
+    double t = 115;
+    for (int i = 0; i < 20; ++i) {
+        shown.observe(i % 2 == 0 ? 1 : 0, t += 15);
+        CHECK(shown.phase() == 0);
+    }
+    for (int i = 0; i < 20; ++i) {
+        shown.observe(i % 2 == 0 ? 1 : 2, t += 15);
+        CHECK(shown.phase() == 0);
+    }
+    CHECK(shown.since() == 115);
+    // Phase 1 holds: it shows once it has for 60 s, as from when it began.
+    const double began = t += 15;
+    shown.observe(1, began);
+    for (int i = 0; i < 3; ++i) {
+        shown.observe(1, t += 15);
+        CHECK(shown.phase() == 0);
+    }
+    shown.observe(1, t += 15);
+    CHECK(shown.phase() == 1);
+    CHECK(shown.since() == began);
+    // No hold: the stable phase shows at once.
+    ShownPhase at_once(0);
+    at_once.observe(0, 100);
+    at_once.observe(1, 115);
+    CHECK(at_once.phase() == 1);
+    // A restored phase stays until another holds.
+    ShownPhase restored(60);
+    restored.restore(1, 50);
+    restored.observe(0, 100);
+    CHECK(restored.phase() == 1);
+    CHECK(restored.since() == 50);
+}
+
+TEST_CASE("tracker: the shown phase waits out the hold; the stable phase does not", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
+    ContainerTracker t(model_ptr(), spec, 60);
+    double now = 100;
+    for (int i = 0; i < 4; ++i) t.step(input(now += 15, 0.3, 0.5 * GiB));
+    REQUIRE(t.phase() == 0);
+    CHECK(t.shown().phase() == 0);
+    // Two samples of phase 1, two of phase 0, in turn: the stable phase (debounce 2) follows
+    // every turn, the shown phase none.
+    int changes = 0;
+    for (int turn = 0; turn < 6; ++turn) {
+        const double cpu = turn % 2 == 0 ? 2.2 : 0.3;
+        for (int i = 0; i < 2; ++i) {
+            changes += t.step(input(now += 15, cpu, cpu > 1 ? 3 * GiB : 0.5 * GiB)).phase_changed;
+            CHECK(t.shown().phase() == 0);
+        }
+    }
+    CHECK(changes == 6);
+    // Phase 1 for good: shown 60 s after it became the stable phase.
+    t.step(input(now += 15, 2.2, 3 * GiB));
+    TrackerStep stable = t.step(input(now += 15, 2.2, 3 * GiB));
+    REQUIRE(stable.phase_changed);
+    const double began = now;
+    while (now < began + 60) {
+        CHECK(t.shown().phase() == 0);
+        t.step(input(now += 15, 2.2, 3 * GiB));
+    }
+    CHECK(t.shown().phase() == 1);
+    CHECK(t.shown().since() == began);
 }
 
 TEST_CASE("tracker: missing or stale metrics are skipped: no observation, no decision", "[unit]") {

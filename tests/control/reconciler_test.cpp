@@ -24,6 +24,9 @@ namespace {
 
 using control_test::GiB;
 
+// The names the test model's phases get from their statistics (model/phase_names.hpp).
+const std::string kSmall = "cpu-low-mem-low", kLarge = "cpu-high-mem-high";
+
 // The API server as the control loop sees it: a ConfigMap per key, VPAs, and the writes made.
 class FakeCluster final : public ClusterApi {
 public:
@@ -239,8 +242,8 @@ TEST_CASE("tick: a new pod is labelled, annotated and counted in the status", "[
     CHECK(loop.count("patch") == 1);
     CHECK(loop.label("a") == "unknown");  // the model needs a few samples of history first
     for (int i = 0; i < 3 && loop.label("a") == "unknown"; ++i) loop.tick();
-    CHECK(loop.label("a") == "0");
-    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseNameAnnotation] == "phase-0");
+    CHECK(loop.label("a") == kSmall);  // the phase's name in the model
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseNameAnnotation] == kSmall);
     CHECK(loop.pas["status"]["podsTracked"] == 1);
     CHECK(loop.condition("Ready")["status"] == "True");
     CHECK(loop.condition("ModelLoaded")["message"] == "model configmap/model/model.json");
@@ -250,23 +253,63 @@ TEST_CASE("tick: a new pod is labelled, annotated and counted in the status", "[
     CHECK(loop.writes.empty());
 }
 
-TEST_CASE("tick: the phase label changes only after the debounce", "[unit][control]") {
+TEST_CASE("tick: the phase label does not flap; it changes once a phase has held",
+          "[unit][control]") {
     Loop loop("Recommend");
+    REQUIRE(loop.options.phase_label_hold == kDefaultPhaseLabelHold);
     loop.add_pod("a");
     loop.use("a", 0.3, 0.5 * GiB);
     for (int i = 0; i < 3; ++i) loop.tick();
-    CHECK(loop.label("a") == "0");
+    CHECK(loop.label("a") == kSmall);
+    const json first_since = loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation];
+    // The phase alternates every two ticks: the stable phase (debounce 2) follows each turn,
+    // the label none, and no pod write is made for them.
+    int patches = 0;
+    for (int turn = 0; turn < 8; ++turn) {
+        if (turn % 2 == 0)
+            loop.use("a", 2.2, 3 * GiB);
+        else
+            loop.use("a", 0.3, 0.5 * GiB);
+        for (int i = 0; i < 2; ++i) {
+            loop.tick();
+            CHECK(loop.label("a") == kSmall);
+            patches += static_cast<int>(loop.count("patch"));
+        }
+    }
+    CHECK(patches == 0);
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == first_since);
+    int stable_changes = 0;
+    for (const json& d : loop.pas["status"]["recentDecisions"])
+        stable_changes += d["action"] == "PhaseChange";
+    CHECK(stable_changes >= 8);
+    // Phase 1 for good: the label follows once it has held for the hold (2 minutes).
     loop.use("a", 2.2, 3 * GiB);
     loop.tick();
-    CHECK(loop.label("a") == "0");  // one sample of phase 1: not yet
-    loop.tick();
-    CHECK(loop.label("a") == "1");
+    loop.tick();  // phase 1 is the stable phase from here
+    const double began = loop.now;
+    while (loop.now < began + 120) {
+        CHECK(loop.label("a") == kSmall);
+        loop.tick();
+    }
+    CHECK(loop.label("a") == kLarge);
+    CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseNameAnnotation] == kLarge);
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] ==
-          kube::format_time(loop.now));
-    bool recorded = false;
-    for (const json& d : loop.pas["status"]["recentDecisions"])
-        recorded = recorded || d["action"] == "PhaseChange";
-    CHECK(recorded);
+          kube::format_time(began));
+}
+
+TEST_CASE("tick: with no hold the phase label follows the stable phase", "[unit][control]") {
+    Loop loop("Off");
+    loop.options.phase_label_hold = std::chrono::milliseconds(0);
+    loop.restart();
+    loop.add_pod("a");
+    loop.use("a", 0.3, 0.5 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    CHECK(loop.label("a") == kSmall);
+    loop.use("a", 2.2, 3 * GiB);
+    loop.tick();
+    CHECK(loop.label("a") == kSmall);  // one sample of phase 1: not yet the stable phase
+    loop.tick();
+    CHECK(loop.label("a") == kLarge);
 }
 
 TEST_CASE("tick: InPlace resizes once, then the cooldown holds the next one", "[unit][control]") {
@@ -384,7 +427,7 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     loop.add_pod("a");
     loop.use("a", 2.2, 3 * GiB);
     for (int i = 0; i < 3; ++i) loop.tick();
-    REQUIRE(loop.label("a") == "1");
+    REQUIRE(loop.label("a") == kLarge);
     const json since = loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation];
     loop.pods["a"]["metadata"]["annotations"][kRecommendationAnnotation] = "{}";  // sized before
 
@@ -392,9 +435,29 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     TickSummary s = loop.tick();
     CHECK(loop.metrics->history_reads == 1);  // one range query for the namespace
     CHECK(s.pods_tracked == 1);
-    CHECK(s.resizes == 0);          // no burst of resizes after a restart
-    CHECK(loop.label("a") == "1");  // known at once, not relearnt
+    CHECK(s.resizes == 0);             // no burst of resizes after a restart
+    CHECK(loop.label("a") == kLarge);  // known at once, not relearnt
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
+}
+
+TEST_CASE("tick: after a restart a pod keeps the phase its label names until another holds",
+          "[unit][control]") {
+    Loop loop("Off");  // Off writes the label only: no phase-since annotation to restore from
+    loop.add_pod("a");
+    loop.use("a", 2.2, 3 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    REQUIRE(loop.label("a") == kLarge);
+    // The container moved to phase 0 while the operator was down: its history says phase 0.
+    loop.use("a", 0.3, 0.5 * GiB);
+    loop.restart();
+    loop.tick();
+    CHECK(loop.label("a") == kLarge);
+    const double began = loop.now;
+    while (loop.now < began + 120) {
+        CHECK(loop.label("a") == kLarge);
+        loop.tick();
+    }
+    CHECK(loop.label("a") == kSmall);
 }
 
 TEST_CASE("tick: a bad spec or a missing model is a condition, nothing else", "[unit][control]") {
@@ -418,7 +481,7 @@ TEST_CASE("tick: a query that waited out the tick skips the namespace, its state
     loop.add_pod("a");
     loop.use("a", 0.3, 0.5 * GiB);
     for (int i = 0; i < 3; ++i) loop.tick();
-    REQUIRE(loop.label("a") == "0");
+    REQUIRE(loop.label("a") == kSmall);
     // The 10 s query timeout is shorter than the 15 s tick: a timeout is a failed query.
     loop.metrics->failures.push_back({"mem.working.set", "ml", "no answer within 10 s", true, {}});
     TickSummary s = loop.tick();
@@ -467,7 +530,7 @@ TEST_CASE("tick: Off recommends as the VPA's Off: status.recommendation, annotat
     CHECK(q(r["upperBound"]["memory"]) >= q(r["target"]["memory"]));
     CHECK(q(r["uncappedTarget"]["cpu"]) > 0);
     // The phase mix: both containers, each in its phase.
-    CHECK(loop.pas["status"]["containersPerPhase"] == json{{"phase-0", 1}, {"phase-1", 1}});
+    CHECK(loop.pas["status"]["containersPerPhase"] == json{{kSmall, 1}, {kLarge, 1}});
     // A steady recommendation is not written again.
     loop.tick();
     CHECK(loop.count("status") == 0);
@@ -579,7 +642,7 @@ TEST_CASE("tick: per-autoscaler reports and resize results for the metrics, gone
     CHECK(r.containers[0].recommended == 2);
     CHECK(r.containers[0].requested.cpu > 0);
     CHECK(r.containers[0].target_sum.memory >= r.containers[0].target_max.memory);
-    CHECK(r.containers_per_phase.at("phase-0") == 2);
+    CHECK(r.containers_per_phase.at(kSmall) == 2);
     // The autoscaler deleted: its series go.
     std::vector<kube::Store::ObjectPtr> none, pods;
     loop.reconciler->tick(none, pods, loop.now + 15);

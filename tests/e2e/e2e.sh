@@ -272,9 +272,11 @@ bg_pids+=($poller_pid)
 # The operator, with capacity loans on: the control loop then reads the pod cache it shares with
 # the loan controller (the restarts below run without, on caches of their own).
 metrics_port=$(free_port)
+# Its phase labels follow the stable phase at once (--phase-label-hold 0), as predict's phases do,
+# for the comparison below.
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
-    --leader-elect --lease-namespace default --capacity-loans --log-level debug > "$work/operator.log" 2>&1 &
+    --phase-label-hold 0 --leader-elect --lease-namespace default --capacity-loans --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
 bg_pids+=($operator_pid)
 wait_for 30 curl -fsS "http://127.0.0.1:$metrics_port/readyz" -o /dev/null 2>/dev/null || { echo "FAIL: operator not ready"; exit 1; }
@@ -286,7 +288,7 @@ resized_count() {  # pods of the namespace whose spec no longer asks for 2 cpu /
         jq '[.items[] | select(.spec.containers[0].resources.requests.cpu != "2" or .spec.containers[0].resources.requests.memory != "4Gi")] | length'
 }
 labelled_count() {
-    kubectl get pods -n "$1" -o json | jq '[.items[] | select(.metadata.labels["phasescale.io/phase"] // "" | test("^[0-9]+$"))] | length'
+    kubectl get pods -n "$1" -o json | jq '[.items[] | select(.metadata.labels["phasescale.io/phase"] // "unknown" | test("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$") and . != "unknown")] | length'
 }
 annotated_count() {
     kubectl get pods -n "$1" -o json |
@@ -310,7 +312,7 @@ kill -TERM "$poller_pid" 2>/dev/null || true
 wait "$poller_pid" 2>/dev/null || true
 
 for ns in "${namespaces[@]}"; do
-    check "$ns: every pod has a numeric phase label" test "$(labelled_count "$ns")" == 3
+    check "$ns: every pod has a phase name label" test "$(labelled_count "$ns")" == 3
     check "$ns: status podsTracked is 3" test "$(pas_tracked "$ns")" == 3
 done
 check "e2e-inplace: annotations on every pod" test "$(annotated_count e2e-inplace)" == 3
@@ -336,6 +338,8 @@ check "e2e-inplace: a resize shows in the pod status" wait_for 15 status_matches
 check "e2e-recommend, e2e-off: pod generations unchanged" test \
     "$(kubectl get pods -n e2e-recommend -o json | jq '[.items[].metadata.generation] | max')$(kubectl get pods -n e2e-off -o json | jq '[.items[].metadata.generation] | max')" == 11
 check "/metrics counts the resizes" test "$(resizes_metric)" -ge 1
+check "/metrics has phasescale_build_info 1 with its version" bash -c \
+    "curl -fsS http://127.0.0.1:$metrics_port/metrics | grep -Eq '^phasescale_build_info\\{.*version=\"[0-9]+\\.[0-9]+\\.[0-9]+\".*\\} 1\$'"
 check "a Resized event was recorded" bash -c "kubectl get events -n e2e-inplace -o json | jq -e '[.items[] | select(.reason == \"Resized\")] | length >= 1' > /dev/null"
 check "status conditions Ready and ModelLoaded True" bash -c \
     "kubectl get pas trainers -n e2e-inplace -o json | jq -e '[.status.conditions[] | select((.type == \"Ready\" or .type == \"ModelLoaded\") and .status == \"True\")] | length == 2' > /dev/null"
@@ -433,7 +437,9 @@ compare() {  # compare MODE REFERENCE [awk -v ...]
 "$cli" predict --model default --trace "$work/trace.csv" --out "$work/predict.csv"
 warmup=${PHASESCALE_E2E_WARMUP:-15}
 warmup_end=$(awk -v t="$operator_ready" -v w="$warmup" 'BEGIN { printf "%.3f", t + w }')
-phase_result=$(compare phase "$work/predict.csv" -v LAG=180 -v LEAD=15 -v FROM="$warmup_end" |
+# The labels are the default model's phase names, in phase order.
+phase_names=$("$cli" name-phases default | awk 'NR > 1 { printf "%s%s", n++ ? "," : "", $2 }')
+phase_result=$(compare phase "$work/predict.csv" -v LAG=180 -v LEAD=15 -v FROM="$warmup_end" -v NAMES="$phase_names" |
     tee "$work/phase-compare.txt" | tail -n 1)
 grep -v '^phase [0-9]' "$work/phase-compare.txt" | head -n 20 || true
 echo "phase labels: $phase_result (observations after the warm-up, matched, largest lag in trace s, mismatches in the warm-up)"
@@ -519,7 +525,7 @@ if wait_for 30 first_tick; then
     check "restart: the first tick resizes nothing" test "$(jq .resizes <<< "$tick_line")" == 0
     check "restart: the first tick reads the history (range queries)" test "$(jq .prometheus_queries <<< "$tick_line")" -gt 6
     for ns in "${namespaces[@]}"; do
-        check "restart: $ns: every pod keeps a numeric phase label" test "$(labelled_count "$ns")" == 3
+        check "restart: $ns: every pod keeps a phase name label" test "$(labelled_count "$ns")" == 3
     done
 else
     check "restart: the operator ticks again" false

@@ -9,6 +9,7 @@
 # (trace seconds). MODE=resize also: NS (the namespace resized), TOL_CPU, TOL_MEM (relative),
 # and the clamp of the containerPolicies (MIN_CPU, MAX_CPU cores, MIN_MEM, MAX_MEM bytes).
 # FROM (wall time): before it is the operator's warm-up: labels and resizes are only counted.
+# NAMES (MODE=phase): the model's phase names in phase order, which the labels show.
 # Prints one line per mismatch and a last line "phase N MATCHED MAXLAG WARMUP_MISMATCHES" or
 # "resize N SIZE_OK DIRECTION_OK WORST_CPU% WORST_MEMORY% WARMUP_RESIZES" (the largest
 # closest-match errors after the warm-up; SIZE_OK and DIRECTION_OK count warm-up resizes as ok).
@@ -19,6 +20,7 @@ BEGIN {
     n = split(FIRSTS, a, ",")
     for (i = 1; i <= n; ++i) { split(a[i], b, "="); first[b[1]] = b[2] + 0 }
     npods = 0
+    nnames = split(NAMES, phase_name, ",")
 }
 function cores(q) { return q ~ /m$/ ? substr(q, 1, length(q) - 1) / 1000 : q + 0 }
 function bytes(q,   u) {
@@ -36,7 +38,7 @@ FNR == NR {
     if (!($1 in pod)) pod[$1] = "trainer-" npods++
     p = pod[$1]
     i = count[p]++
-    if (MODE == "phase") { ts[p, i] = $2 + 0; ref[p, i] = $4 }
+    if (MODE == "phase") { ts[p, i] = $2 + 0; ref[p, i] = ($4 != "" && nnames) ? phase_name[$4 + 1] : $4 }
     else { ts[p, i] = $3 + 0; cpu[p, i] = clamp($4 + 0, MIN_CPU, MAX_CPU); mem[p, i] = clamp($5 + 0, MIN_MEM, MAX_MEM) }
     next
 }
@@ -46,7 +48,7 @@ FNR == NR {
     if (!(ns in start) || !(p in first)) next
     T = first[p] + (wall - start[ns]) * SPEED
     if (MODE == "phase") {
-        if (o[4] !~ /^[0-9]+$/) next
+        if (o[4] == "-" || o[4] == "unknown") next
         if (wall < FROM) warm = 1; else { warm = 0; ++seen }
         # The latest sample up to T + LEAD whose predicted phase is the label: how far back.
         found = 0

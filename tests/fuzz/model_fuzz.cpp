@@ -19,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const model::PhaseModel back = model::parse_model(again, "fuzz.again.json");
         fuzz::require(back.phases() == parsed.phases(), "a model reads back with its phases");
+        fuzz::require(back.phase_names == parsed.phase_names,
+                      "a model reads back with its phase names");
     } catch (const model::InputError& e) {
         std::fprintf(stderr, "fuzz: an accepted model does not read back: %s\n", e.what());
         std::abort();

@@ -57,6 +57,9 @@ TEST_CASE("training is deterministic for a seed, whole model included", "[train]
                  high = a.statistics->phases[1].usage[0].p50;
     CHECK(std::min(low, high) == Approx(0.5).epsilon(0.1));
     CHECK(std::max(low, high) == Approx(3).epsilon(0.1));
+    // Named by their levels: the low phase and the high one.
+    CHECK(a.phase_names[low < high ? 0 : 1] == "cpu-low-mem-low");
+    CHECK(a.phase_names[low < high ? 1 : 0] == "cpu-high-mem-high");
 }
 
 TEST_CASE("phase expansion adds phases for what the model does not know", "[train]") {
@@ -65,8 +68,13 @@ TEST_CASE("phase expansion adds phases for what the model does not know", "[trai
     const Trace fresh = levels_trace({{0.5, 1}, {3, 4}, {8, 12}}, 2, 2);
     ExtendOptions o;
     o.new_phases = 1;
-    const ExtendResult r = extend_model(base, fresh, o);
+    PhaseModel named = base;
+    named.phase_names[0] = "warm-up";  // a name edited by hand stays
+    const ExtendResult r = extend_model(named, fresh, o);
     CHECK(r.model.phases() == 3);
+    CHECK(r.model.phase_names[0] == "warm-up");
+    CHECK(r.model.phase_names[1] == base.phase_names[1]);
+    CHECK(r.model.phase_names[2] == "cpu-high-mem-high");  // the new, highest level
     CHECK(r.model.crbm.W == base.crbm.W);
     CHECK(r.model.centroids.topRows(2) == base.centroids);
     CHECK(r.unknown_samples >=

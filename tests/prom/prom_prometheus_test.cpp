@@ -723,6 +723,36 @@ TEST_CASE("phasescale train --prometheus trains a model on the replayed history"
                 "2",           "--epochs",     "3",   "--out",       model},
             log) == 0);
     CHECK_THAT(log, Contains("from 2 executions"));
+    // --container picks containers by the name Prometheus gives them (NAMESPACE/POD/CONTAINER).
+    const std::vector<std::string> small{"train",
+                                         "--prometheus",
+                                         e.url,
+                                         "--namespace",
+                                         "prom-it",
+                                         "--since",
+                                         "8s",
+                                         "--step",
+                                         "1s",
+                                         "--scrape-interval",
+                                         "1s",
+                                         "--history",
+                                         "2",
+                                         "--hidden",
+                                         "4",
+                                         "--phases",
+                                         "2",
+                                         "--epochs",
+                                         "3",
+                                         "--out",
+                                         e.dir.path() / "main.model.json"};
+    std::vector<std::string> main_only = small, sidecar = small;
+    main_only.insert(main_only.end(), {"--container", "main"});
+    CHECK(run_cli(e, main_only, log) == 0);
+    CHECK_THAT(log, Contains("from 2 executions"));
+    sidecar.insert(sidecar.end(), {"--container", "sidecar"});
+    CHECK(run_cli(e, sidecar, log) == 1);
+    CHECK_THAT(log, Contains("--container sidecar: no execution of the trace is in that "
+                             "container; its containers: main"));
     const std::string text = read_file(model);
     CHECK_THAT(text, Contains("prometheus " + e.url +
                               " namespace prom-it selector app=trainer since 8s step 1s"));
@@ -790,7 +820,7 @@ policy_targets(const std::string& history,
             in.limits = {now.limits.cpu.value_or(0), now.limits.memory.value_or(0)};
             const control::TrackerStep step = tracker.step(in);
             if (step.recommendation)
-                out[e.id][control::phase_name(step.phase)] =
+                out[e.id][control::phase_name(*phase_model, step.phase)] =
                     control::target_for(now, *step.recommendation, spec.policy_for("main"),
                                         spec.min_change)
                         .wanted;

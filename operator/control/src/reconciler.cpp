@@ -45,10 +45,6 @@ std::string error_reason(const std::string& error) {
                : "api_error";
 }
 
-std::string phase_label(std::optional<int> phase) {
-    return phase ? std::to_string(*phase) : "unknown";
-}
-
 std::optional<std::string> label(const json& pod, const char* key) {
     if (!pod.contains("metadata") || !pod["metadata"].contains("labels")) return std::nullopt;
     const json& l = pod["metadata"]["labels"];
@@ -64,7 +60,7 @@ std::optional<std::string> annotation(const json& pod, const char* key) {
 }
 
 // Feeds a new tracker the container's recent samples (a range query's answer), in time order;
-// then, if it reached the phase the pod's annotations name, restores when that phase began.
+// then restores the phase the pod's label shows and when it began.
 void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
              const prom::ContainerKey& key, const ContainerResources& resources, const json& pod) {
     const auto found = history.series.find(key);
@@ -96,9 +92,15 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         in.restart_count = r.restart_count;
         tracker.step(in);
     }
+    // The phase the pod showed, by its name in this model, goes on showing (since when, if an
+    // annotation says so: mode Off writes none).
+    const auto shown = label(pod, kPhaseLabel);
     const auto since = annotation(pod, kPhaseSinceAnnotation);
-    if (tracker.phase() && label(pod, kPhaseLabel) == std::to_string(*tracker.phase()) && since)
-        if (const auto t = kube::parse_time(*since)) tracker.set_phase_since(*t);
+    const auto& names = tracker.model().phase_names;
+    const auto named = shown ? std::find(names.begin(), names.end(), *shown) : names.end();
+    if (named != names.end())
+        tracker.restore_shown(static_cast<int>(named - names.begin()),
+                              since ? kube::parse_time(*since).value_or(0) : 0);
 }
 
 }  // namespace
@@ -725,7 +727,7 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
         }
         if (!reading.tracked) continue;
         ++outcome.tracked_pods;
-        ++outcome.per_phase[phase_name(reading.phase)];
+        ++outcome.per_phase[phase_name(*w.model.model, reading.phase)];
         StepTimer timer(summary, "decide");
         decide_pod_writes(w, *pod, reading, ps, state, outcome, summary, now);
     }
@@ -751,7 +753,9 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             t.uid = uid;
             t.config = config;  // a new spec or model makes a new tracker
             try {
-                t.tracker = std::make_unique<ContainerTracker>(w.model.model, spec);
+                t.tracker = std::make_unique<ContainerTracker>(
+                    w.model.model, spec,
+                    std::chrono::duration<double>(options_.phase_label_hold).count());
             } catch (const std::exception& e) {
                 w.model.error = e.what();
                 break;
@@ -792,7 +796,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
                              {"container", c.name},
                              {"phase", *step.phase},
                              {"action", "PhaseChange"},
-                             {"reason", phase_name(step.phase)}});
+                             {"reason", phase_name(t.tracker->model(), step.phase)}});
         }
         if (step.oom_killed) {
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
@@ -813,10 +817,10 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             reading.targets.push_back(target);
         }
         add_container(outcome.containers, c, t.target, t.uncapped);
-        ++outcome.containers_per_phase[phase_name(t.phase)];
-        if (!reading.phase && t.phase) {
-            reading.phase = t.phase;
-            reading.phase_since = t.tracker->phase_since();
+        ++outcome.containers_per_phase[phase_name(t.tracker->model(), t.phase)];
+        if (!reading.phase && t.tracker->shown().phase()) {
+            reading.phase = t.tracker->shown().phase();
+            reading.phase_since = t.tracker->shown().since();
         }
     }
     return reading;
@@ -828,9 +832,9 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const AutoscalerSpec& spec = w.parsed.spec;
     const std::string ns = pod_namespace(pod), name = pod_name(pod), pod_key = ns + "/" + name;
     PodMarks marks;
-    marks.phase_label = phase_label(reading.phase);
+    marks.phase_label = phase_name(*w.model.model, reading.phase);
     {  // every mode recommends (Off as the VPA's Off)
-        marks.phase_name = phase_name(reading.phase);
+        marks.phase_name = marks.phase_label;
         if (reading.phase && reading.phase_since > 0)
             marks.phase_since = kube::format_time(reading.phase_since);
         const auto annotated = annotation(pod, kRecommendationAnnotation);

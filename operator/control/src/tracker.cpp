@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <phasescale/model/phase_names.hpp>
 #include <phasescale/policy/bounds.hpp>
 
 namespace phasescale::control {
@@ -29,13 +30,38 @@ std::string implausible_usage(const policy::Amount& usage) {
     return cpu.empty() ? implausible(usage.memory, policy::kMaxMemoryBytes) : cpu;
 }
 
-std::string phase_name(std::optional<int> phase) {
-    return phase ? "phase-" + std::to_string(*phase) : "unknown";
+std::string phase_name(const model::PhaseModel& model, std::optional<int> phase) {
+    return phase ? model.phase_name(*phase) : model::kNoPhaseName;
+}
+
+void ShownPhase::observe(std::optional<int> stable, double t) {
+    if (!stable) return;
+    if (!shown_) {
+        restore(*stable, t);
+        return;
+    }
+    if (stable == shown_) {
+        candidate_.reset();  // back before the hold ran out: nothing changes
+        return;
+    }
+    if (stable != candidate_) {
+        candidate_ = stable;
+        candidate_since_ = t;
+    }
+    if (t - candidate_since_ >= hold_) restore(*candidate_, candidate_since_);
+}
+
+void ShownPhase::restore(int phase, double since) {
+    shown_ = phase;
+    since_ = since;
+    candidate_.reset();
 }
 
 ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> model,
-                                   const AutoscalerSpec& spec)
-    : model_(std::move(model)), recommender_(*model_, phase_options(spec)) {}
+                                   const AutoscalerSpec& spec, double label_hold_seconds)
+    : model_(std::move(model)),
+      recommender_(*model_, phase_options(spec)),
+      shown_(label_hold_seconds) {}
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {
     TrackerStep out;
@@ -53,6 +79,7 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
         // shrinks to 1m or grows to a petabyte on a bad answer.
         ++skipped_;
         out.phase = recommender_.phase();
+        shown_.observe(out.phase, in.timestamp);
         return out;
     }
     policy::Sample s;
@@ -77,6 +104,7 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
         out.phase_changed = true;
         phase_since_ = in.timestamp;
     }
+    shown_.observe(out.phase, in.timestamp);
     out.recommendation = recommender_.recommend(nullptr);
     return out;
 }

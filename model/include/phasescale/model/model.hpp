@@ -1,7 +1,7 @@
 #pragma once
 // A phase model: the features it reads, their scaler, the CRBM, the k-means centroids over its
 // hidden activations and, for models phasescale trained, the phase statistics and how it was
-// trained. Stored as one versioned JSON document (see docs in README.md, "Model file").
+// trained. Stored as one versioned JSON document (docs/model.md).
 
 #include <phasescale/model/crbm.hpp>
 #include <phasescale/model/scaler.hpp>
@@ -52,12 +52,18 @@ struct PhaseModel {
     std::vector<std::string> features;
     StandardScaler scaler;
     Crbm crbm;
-    Matrix centroids;                           // phases x n_hid
+    Matrix centroids;  // phases x n_hid
+    // One per centroid, unique label values (phase_names.hpp). A model read from a file always
+    // has them (derived from its statistics when the file has none); empty in a model built by
+    // hand, whose phases are then phase-N.
+    std::vector<std::string> phase_names;
     std::optional<PhaseStatistics> statistics;  // absent in AI4DL models
     std::optional<TrainingParameters> parameters;
     std::optional<TrainingSummary> training;
 
     int phases() const { return static_cast<int>(centroids.rows()); }
+    // The name of a phase: its entry in phase_names, or phase-N ("unknown" for a negative one).
+    std::string phase_name(int phase) const;
 };
 
 // Parses and validates a model document (either format). `source` names it in error messages,

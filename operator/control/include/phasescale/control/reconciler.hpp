@@ -38,6 +38,8 @@ namespace phasescale::control {
 
 // How often the VerticalPodAutoscaler CRD and objects are looked at again.
 inline constexpr double kVpaRefreshSeconds = 60;
+// ReconcilerOptions::phase_label_hold's default (docs/model.md, "The phase label").
+inline constexpr std::chrono::milliseconds kDefaultPhaseLabelHold{120000};
 
 struct ReconcilerOptions {
     std::vector<std::string> namespaces;  // watched namespaces; empty: all
@@ -63,6 +65,10 @@ struct ReconcilerOptions {
     // recommend as Off does and are not Ready (InPlaceResizeUnavailable, with this message).
     bool in_place_available = true;
     std::string in_place_unavailable_message;
+    // A pod's phasescale.io/phase label (and phase annotations) moves to a new stable phase once
+    // that phase has held this long (ShownPhase; 0: at once). The default is measured in
+    // docs/model.md ("The phase label").
+    std::chrono::milliseconds phase_label_hold = kDefaultPhaseLabelHold;
 };
 
 // Warning Events on a PhaseAutoscaler repeat at most this often while what blocks it lasts.

@@ -22,8 +22,31 @@ policy::PhaseOptions phase_options(const AutoscalerSpec& spec);
 // not a rejection.
 std::string implausible_usage(const policy::Amount& usage);
 
-// "phase-N", or "unknown" before the first phase.
-std::string phase_name(std::optional<int> phase);
+// The phase's name in the model (phasescale.io/phase shows it), or "unknown" for none.
+std::string phase_name(const model::PhaseModel& model, std::optional<int> phase);
+
+// The phase a pod shows (its phasescale.io/phase label and phase annotations): the stable phase
+// once it has held for `hold` seconds, so that the label does not follow every short visit of the
+// stable phase (with the default model a visit often lasts a tick or two). The first phase shows
+// at once: a pod is not left "unknown" for the hold.
+class ShownPhase {
+public:
+    explicit ShownPhase(double hold_seconds) : hold_(hold_seconds) {}
+    // The stable phase after a sample at time t (unix seconds).
+    void observe(std::optional<int> stable, double t);
+    // What a pod showed before an operator restart.
+    void restore(int phase, double since);
+    std::optional<int> phase() const { return shown_; }
+    // When the shown phase began as the stable phase (unix seconds; 0 before the first).
+    double since() const { return since_; }
+
+private:
+    double hold_;
+    std::optional<int> shown_;
+    double since_ = 0;
+    std::optional<int> candidate_;  // a stable phase other than the shown one, and since when
+    double candidate_since_ = 0;
+};
 
 struct TrackerInput {
     double timestamp = 0;          // unix seconds
@@ -49,24 +72,29 @@ struct TrackerStep {
 class ContainerTracker {
 public:
     // Throws model::InputError when the model cannot drive the phase policy (no statistics).
-    ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec);
+    // The shown phase holds `label_hold_seconds` (ShownPhase).
+    ContainerTracker(std::shared_ptr<const model::PhaseModel> model, const AutoscalerSpec& spec,
+                     double label_hold_seconds = 0);
 
     TrackerStep step(const TrackerInput& input);
 
     std::optional<int> phase() const { return recommender_.phase(); }
     // When the stable phase began (unix seconds; 0 before the first phase).
     double phase_since() const { return phase_since_; }
+    // The phase the pod shows, and when it began (ShownPhase).
+    const ShownPhase& shown() const { return shown_; }
     std::size_t samples() const { return samples_; }
     std::size_t skipped() const { return skipped_; }
     const model::PhaseModel& model() const { return *model_; }
-    // Restores a phase start time across operator restarts (from the pod's annotations).
-    void set_phase_since(double t) { phase_since_ = t; }
+    // Restores the shown phase across operator restarts (from the pod's label and annotations).
+    void restore_shown(int phase, double since) { shown_.restore(phase, since); }
 
 private:
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
     double phase_since_ = 0;
+    ShownPhase shown_;
     std::size_t samples_ = 0;
     std::size_t skipped_ = 0;
 };
