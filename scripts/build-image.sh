@@ -107,6 +107,10 @@ make_root_tarballs() {
     # No package lists and no downloaded packages in the image; apt-get update fetches them.
     rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
     rm -rf "$rootfs"/var/log/* "$rootfs"/tmp/*
+    # What is this machine's, not the image's: a runtime provides devices, the resolver, the
+    # host name (buildah's RUN steps too).
+    rm -rf "$rootfs"/dev/* "$rootfs/etc/resolv.conf" "$rootfs/etc/hostname"
+    : > "$rootfs/etc/machine-id"
     tar --numeric-owner --xattrs -C "$rootfs" -cf "$cache/$suite.tar.tmp" .
     slimify "$rootfs"
     tar --numeric-owner --xattrs -C "$rootfs" -cf "$cache/$suite-slim.tar.tmp" .
