@@ -168,8 +168,13 @@ start_bg "$work/operator.log" "$here/run-in-image.sh" "$rootfs" "$sa_dir" "$entr
 operator_pid=$bg_pid
 healthz() { curl -fsS "http://127.0.0.1:$metrics_port/healthz" -o /dev/null 2>/dev/null; }
 check "/healthz answers 200" wait_for 30 healthz
+# run-in-image.sh execs all the way, so the process started is the operator itself.
+check "the operator runs as uid 65532 (real and effective)" \
+    test "$(awk '/^Uid:/ {print $2, $3}' "/proc/$operator_pid/status")" == "65532 65532"
+check "the operator's root is the image's file system" test "$(readlink "/proc/$operator_pid/root")" == "$rootfs"
 holder() { kubectl get lease phasescale-operator -n "$system_ns" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
-check "the operator took the Lease" wait_for 30 bash -c "[[ -n \$(kubectl get lease phasescale-operator -n $system_ns -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]"
+leased() { [[ -n $(holder) ]]; }
+check "the operator took the Lease" wait_for 30 leased
 leads() { curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -qx 'phasescale_leader 1'; }
 check "/metrics answers: phasescale_leader 1" wait_for 10 leads
 labelled() { [[ -n $(kubectl get pod trainer-0 -n "$ns" -o jsonpath='{.metadata.labels.phasescale\.io/phase}') ]]; }
