@@ -9,9 +9,9 @@
 # The Dockerfile's base images (debian:bookworm, debian:bookworm-slim) are made here with
 # debootstrap from Debian's archive and imported as local images, cached outside the clone in
 #   ${PHASESCALE_IMAGE_CACHE:-$HOME/.cache/phasescale-image}/<key>/
-# keyed by a hash of what decides them (this script: suite, mirror, package list). A second run
-# with the same key reuses them. buildah runs with `--isolation chroot` and `--storage-driver vfs`,
-# which need neither a daemon nor overlay mounts.
+# keyed by a hash of what decides them (suite, mirrors, debootstrap's arguments and the functions
+# below that make them). A second run with the same key reuses them. buildah runs with
+# `--isolation chroot` and `--storage-driver vfs`, which need neither a daemon nor overlay mounts.
 #
 # --binaries DIR (fast mode, for CI): the runtime stage alone, with DIR/cli/phasescale,
 # DIR/operator/phasescale-operator (as scripts/build.sh builds them) and the default model in
