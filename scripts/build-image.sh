@@ -102,7 +102,12 @@ make_root_tarballs() {
     local rootfs=$cache/rootfs.tmp
     rm -rf "$rootfs"
     log "debootstrap $suite from $mirror"
-    debootstrap "${debootstrap_args[@]}" "$suite" "$rootfs" "$mirror" >&2
+    # Its few hundred lines of progress go to a log, shown when it fails.
+    if ! debootstrap "${debootstrap_args[@]}" "$suite" "$rootfs" "$mirror" > "$cache/debootstrap.log" 2>&1; then
+        tail -n 30 "$cache/debootstrap.log" >&2
+        echo "build-image.sh: debootstrap failed (log: $cache/debootstrap.log)" >&2
+        return 1
+    fi
     configure_apt "$rootfs"
     # No package lists and no downloaded packages in the image; apt-get update fetches them.
     rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
