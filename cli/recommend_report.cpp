@@ -50,14 +50,17 @@ PodReplay replay(const ContainerHistory& h, const std::shared_ptr<const model::P
                  const control::AutoscalerSpec& spec, const control::ContainerPolicy& policy) {
     control::ContainerTracker tracker(model, spec);
     PodReplay out;
+    // As if phasescale had sized the container through the window: it starts from the requests
+    // and limits in force now and follows its own recommendations, so the policy's per-resize
+    // step bounds are passed through, not stopped at.
+    control::ContainerResources sized = h.current;
     for (std::size_t i = 0; i < h.timestamps.size(); ++i) {
         control::TrackerInput in;
         in.timestamp = h.timestamps[i];
         in.features = h.features[i];
         in.usage = h.usage[i];
-        // As the operator's warm-up: the requests and limits in force now, at every sample.
-        in.allocated = {h.current.requests.cpu.value_or(0), h.current.requests.memory.value_or(0)};
-        in.limits = {h.current.limits.cpu.value_or(0), h.current.limits.memory.value_or(0)};
+        in.allocated = {sized.requests.cpu.value_or(0), sized.requests.memory.value_or(0)};
+        in.limits = {sized.limits.cpu.value_or(0), sized.limits.memory.value_or(0)};
         const control::TrackerStep step = tracker.step(in);
         if (!step.observed) continue;
         ++out.samples;
@@ -68,8 +71,9 @@ PodReplay replay(const ContainerHistory& h, const std::shared_ptr<const model::P
         ++p.samples;
         if (step.recommendation) {
             const control::ContainerTarget t =
-                control::target_for(h.current, *step.recommendation, policy, spec.min_change);
+                control::target_for(sized, *step.recommendation, policy, spec.min_change);
             p.recommended = {t.wanted.requests, t.wanted.limits};
+            sized = t.wanted;
         }
     }
     return out;

@@ -53,25 +53,27 @@ ContainerHistory history(const std::string& pod, double scale, std::size_t sampl
     return h;
 }
 
-// The oracle: the operator's tracker and target_for, step by step, as the reconciler runs them;
+// The oracle: the operator's tracker and target_for, step by step, as the reconciler runs them,
+// each target in force at the next sample (phasescale sizing the container through the window);
 // the target at each phase's latest sample.
 std::map<std::string, control::ContainerResources> direct(const ContainerHistory& h,
                                                           const control::AutoscalerSpec& spec) {
     control::ContainerTracker tracker(default_model(), spec);
     std::map<std::string, control::ContainerResources> last;
+    control::ContainerResources sized = h.current;
     for (std::size_t i = 0; i < h.timestamps.size(); ++i) {
         control::TrackerInput in;
         in.timestamp = h.timestamps[i];
         in.features = h.features[i];
         in.usage = h.usage[i];
-        in.allocated = {*h.current.requests.cpu, *h.current.requests.memory};
-        in.limits = {*h.current.limits.cpu, *h.current.limits.memory};
+        in.allocated = {*sized.requests.cpu, *sized.requests.memory};
+        in.limits = {*sized.limits.cpu, *sized.limits.memory};
         const control::TrackerStep step = tracker.step(in);
-        if (step.recommendation)
-            last[control::phase_name(*default_model(), step.phase)] =
-                control::target_for(h.current, *step.recommendation, spec.policy_for(h.container),
+        if (!step.recommendation) continue;
+        sized = control::target_for(sized, *step.recommendation, spec.policy_for(h.container),
                                     spec.min_change)
                     .wanted;
+        last[control::phase_name(*default_model(), step.phase)] = sized;
     }
     return last;
 }

@@ -796,7 +796,8 @@ private:
 };
 
 // The oracle: the history recommend read, replayed through the operator's tracker and bounds as
-// the reconciler runs them; per container id, the target at each phase's latest sample.
+// the reconciler runs them, each target in force at the next sample; per container id, the
+// target at each phase's latest sample.
 std::map<std::string, std::map<std::string, phasescale::control::ContainerResources>>
 policy_targets(const std::string& history,
                const std::map<std::string, phasescale::control::ContainerResources>& current) {
@@ -809,21 +810,21 @@ policy_targets(const std::string& history,
     const control::AutoscalerSpec spec;
     std::map<std::string, std::map<std::string, control::ContainerResources>> out;
     for (const model::Execution& e : trace.executions) {
-        const control::ContainerResources& now = current.at(e.id);
+        control::ContainerResources sized = current.at(e.id);
         control::ContainerTracker tracker(phase_model, spec);
         for (Eigen::Index r = 0; r < e.values.rows(); ++r) {
             control::TrackerInput in;
             in.timestamp = e.timestamps[static_cast<std::size_t>(r)];
             in.features = {e.values(r, 0), e.values(r, 1)};
             in.usage = {e.values(r, 0), e.values(r, 1)};
-            in.allocated = {now.requests.cpu.value_or(0), now.requests.memory.value_or(0)};
-            in.limits = {now.limits.cpu.value_or(0), now.limits.memory.value_or(0)};
+            in.allocated = {sized.requests.cpu.value_or(0), sized.requests.memory.value_or(0)};
+            in.limits = {sized.limits.cpu.value_or(0), sized.limits.memory.value_or(0)};
             const control::TrackerStep step = tracker.step(in);
-            if (step.recommendation)
-                out[e.id][control::phase_name(*phase_model, step.phase)] =
-                    control::target_for(now, *step.recommendation, spec.policy_for("main"),
+            if (!step.recommendation) continue;
+            sized = control::target_for(sized, *step.recommendation, spec.policy_for("main"),
                                         spec.min_change)
                         .wanted;
+            out[e.id][control::phase_name(*phase_model, step.phase)] = sized;
         }
     }
     return out;
