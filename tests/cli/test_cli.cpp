@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.hpp"
+#include "run_cli.hpp"
 
 #include <sys/wait.h>
 
@@ -23,6 +24,8 @@
 namespace fs = std::filesystem;
 
 using phasescale::testing::read_file;
+using phasescale::testing::Run;
+using phasescale::testing::run_cli;
 using phasescale::testing::TempDir;
 
 namespace {
@@ -32,31 +35,6 @@ const std::string kPretrained = kData + "ai4dl-pretrained.model.json";
 
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string shell_quote(const std::string& word) {
-    std::string quoted = "'";
-    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
-
-struct Run {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-Run run_cli(const TempDir& dir, const std::vector<std::string>& arguments) {
-    std::string command = shell_quote(PHASESCALE_CLI);
-    for (const auto& argument : arguments) command.append(" ").append(shell_quote(argument));
-    command.append(" >").append(shell_quote(dir / "stdout"));
-    command.append(" 2>").append(shell_quote(dir / "stderr"));
-    int status = std::system(command.c_str());
-    Run run;
-    run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = read_file(dir / "stdout");
-    run.err = read_file(dir / "stderr");
-    return run;
 }
 
 std::vector<std::string> split(const std::string& line, char separator) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.hpp"
+#include "run_cli.hpp"
 
 #include <sys/wait.h>
 
@@ -15,38 +16,20 @@
 #include <vector>
 
 using phasescale::testing::read_file;
+using phasescale::testing::Run;
+using phasescale::testing::run_cli;
 using phasescale::testing::TempDir;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string quote(const std::string& word) {
-    std::string q = "'";
-    for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
 // The measured scaling curves (docs/cluster-sim.md), read from the shared data.
 const std::string kCurves = "../shared/data/philly";
-
-Run run_phasescale(const TempDir& dir, const std::vector<std::string>& arguments) {
-    std::string command = quote(PHASESCALE_CLI);
-    for (const auto& a : arguments) command += " " + quote(a);
-    command += " >" + quote(dir / "stdout") + " 2>" + quote(dir / "stderr");
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir / "stdout"),
-            read_file(dir / "stderr")};
-}
 
 // A small generated trace: 2 days, in `dir`.
 void generate(const TempDir& dir) {
     const Run gen =
-        run_phasescale(dir, {"cluster-gen", "--seed", "2", "--days", "2", "--jobs-per-day", "150",
-                             "--jobs-out", dir / "jobs.csv", "--load-out", dir / "load.csv"});
+        run_cli(dir, {"cluster-gen", "--seed", "2", "--days", "2", "--jobs-per-day", "150",
+                      "--jobs-out", dir / "jobs.csv", "--load-out", dir / "load.csv"});
     REQUIRE(gen.code == 0);
 }
 
@@ -65,22 +48,21 @@ TEST_CASE("cluster-gen: deterministic files and a summary", "[cluster][cli]") {
     CHECK(read_file(dir / "jobs.csv") == jobs);
     CHECK(read_file(dir / "load.csv") == load);
 
-    const Run same = run_phasescale(
-        dir, {"cluster-gen", "--jobs-out", dir / "x.csv", "--load-out", dir / "x.csv"});
+    const Run same =
+        run_cli(dir, {"cluster-gen", "--jobs-out", dir / "x.csv", "--load-out", dir / "x.csv"});
     CHECK(same.code == 2);
-    const Run bad =
-        run_phasescale(dir, {"cluster-gen", "--jobs-out", dir / "a.csv", "--load-out",
-                             dir / "b.csv", "--load-trough", "0.9", "--load-peak", "0.5"});
+    const Run bad = run_cli(dir, {"cluster-gen", "--jobs-out", dir / "a.csv", "--load-out",
+                                  dir / "b.csv", "--load-trough", "0.9", "--load-peak", "0.5"});
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("trough"));
-    CHECK(run_phasescale(dir, {"cluster-gen", "--jobs-out", dir / "a.csv"}).code ==
+    CHECK(run_cli(dir, {"cluster-gen", "--jobs-out", dir / "a.csv"}).code ==
           2);  // --load-out missing
 }
 
 TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][cli]") {
     TempDir dir;
     generate(dir);
-    const Run run = run_phasescale(
+    const Run run = run_cli(
         dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load", dir / "load.csv",
               "--curves", kCurves, "--training-servers", "4", "--inference-servers", "4", "--json",
               dir / "report.json", "--html", dir / "report.html"});
@@ -106,9 +88,9 @@ TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][c
     CHECK(html.find("http") == std::string::npos);  // self-contained
 
     const Run one =
-        run_phasescale(dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load",
-                             dir / "load.csv", "--curves", kCurves, "--policy", "baseline,aryl",
-                             "--knapsack", "greedy", "--json", dir / "two.json"});
+        run_cli(dir, {"cluster-sim", "--jobs", dir / "jobs.csv", "--inference-load",
+                      dir / "load.csv", "--curves", kCurves, "--policy", "baseline,aryl",
+                      "--knapsack", "greedy", "--json", dir / "two.json"});
     REQUIRE(one.code == 0);
     const auto two = nlohmann::json::parse(read_file(dir / "two.json"));
     CHECK(two.at("policies").size() == 2);
@@ -118,11 +100,10 @@ TEST_CASE("cluster-sim: the JSON layout, the HTML page, the table", "[cluster][c
 TEST_CASE("cluster-sim: the Philly trace by window", "[cluster][cli]") {
     TempDir dir;
     generate(dir);
-    const Run run =
-        run_phasescale(dir, {"cluster-sim", "--jobs", "../shared/data/philly/philly-jobs.csv",
-                             "--cluster", "6214e9", "--from", "2017-10-02", "--days", "0.5",
-                             "--inference-load", dir / "load.csv", "--curves", kCurves, "--policy",
-                             "baseline", "--json", dir / "philly.json"});
+    const Run run = run_cli(dir, {"cluster-sim", "--jobs", "../shared/data/philly/philly-jobs.csv",
+                                  "--cluster", "6214e9", "--from", "2017-10-02", "--days", "0.5",
+                                  "--inference-load", dir / "load.csv", "--curves", kCurves,
+                                  "--policy", "baseline", "--json", dir / "philly.json"});
     INFO(run.err);
     REQUIRE(run.code == 0);
     const auto report = nlohmann::json::parse(read_file(dir / "philly.json"));
@@ -136,7 +117,7 @@ TEST_CASE("cluster-sim: clear errors and exit codes, nothing half-written", "[cl
     auto sim = [&](std::vector<std::string> extra) {
         std::vector<std::string> args = {"cluster-sim"};
         args.insert(args.end(), extra.begin(), extra.end());
-        return run_phasescale(dir, args);
+        return run_cli(dir, args);
     };
 
     CHECK(sim({"--help"}).code == 0);
