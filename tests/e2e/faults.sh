@@ -13,10 +13,11 @@
 #     that lands under it until the kill, the API server holds exactly what a kill right after
 #     that resize would leave, however late the kill comes; the operator's log shows the refused
 #     Event and status, so the kill did fall inside. Then the policy goes, the operator is
-#     started again: it resizes the pod no second time within the cooldown (or with the same
-#     values), the pod keeps what the resize set, labels and status converge.
+#     started again and leads once the dead replica's lease expired: the pod keeps what the
+#     resize set, no second resize of it comes within a cooldown of the restart (or only to the
+#     same values; without the restart's cooldown one came), the status converges.
 #  2. etcd SIGKILLed and started again on its data (the kube-apiserver reconnects): the operator
-#     ticks on, resizes nothing while etcd is down, its status converges afterwards, and no
+#     ticks on with /healthz 200, writes again afterwards, its status converges, and no
 #     resize is sent twice (over the whole run, no pod gets two successful resizes in a row with
 #     the same body).
 #  3. Two replicas, the leader's tick held up by a slow Prometheus while it loses the lease.
@@ -25,9 +26,9 @@
 #     Here replica-a (--tick 30s) reads Prometheus through a proxy that holds its queries; while
 #     its tick waits, its Lease updates are refused (its RoleBinding on leases removed: its
 #     renewals fail, as against an API server it cannot reach), replica-b takes over, then the
-#     proxy lets the answers through. replica-a's tick then decides writes (it tried: "not
-#     sent" in its log), and the audit log shows none of them reached the API server after
-#     replica-b led; replica-b writes.
+#     proxy lets the answers through. replica-a's tick then decides writes (they fail: its
+#     request errors counter), and the audit log shows none of them reached the API server after
+#     its lease was cut (without the write fence its status patch did); replica-b writes.
 # Usage: faults.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR
 set -euo pipefail
 
