@@ -421,3 +421,196 @@ TEST_CASE("capacity loan: a problem becomes the Ready condition, the rest is sti
         30s));
     controller.stop();
 }
+
+// A reclaim in the middle of an elastic scale-up (issue 12's faults while it runs). Job e grew
+// 1 -> 5 through /scale onto two loaned nodes, and its own controller has started only two of the
+// four new workers (e-1 on inf-1, e-2 on inf-2) when the inference load rises and one loaned node
+// must come back; a fifth worker, e-3, lands on the returned node just after (its controller was
+// still placing workers). The controller's passes are driven one at a time, so the reclaim is
+// the very next pass after the scale-up. Only training pods on the returned node go (e-1, e-3),
+// e shrinks to the knapsack's answer, and /scale is written exactly once per change (two Scaled
+// Events, the job's generation bumped twice).
+TEST_CASE(
+    "capacity loan: a reclaim during an elastic scale-up evicts only what is on the returned "
+    "node, replicas converge, one /scale write per change",
+    "[integration][loan]") {
+    auto client = kube_test::admin_client();
+    const std::string run = kube_test::suffix();
+    Cleanup cleanup{client, {}};
+    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
+                   "/crds/phasescale.io_capacityloans.yaml");
+    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
+    const std::string group = "it-" + run + ".phasescale.io";
+    client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
+    cleanup.objects.push_back(
+        {kube::resources::custom_resource_definitions, "trainingjobs." + group});
+    REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
+    const kube::Resource jobs{group, "v1", "trainingjobs", "TrainingJob", true};
+
+    // 3 inference nodes and 1 training node of 8 GPUs.
+    std::vector<std::string> inf;
+    for (int i = 0; i < 3; ++i) inf.push_back("loan-" + run + "-scale-inf-" + std::to_string(i));
+    const std::string trn = "loan-" + run + "-scale-trn-0";
+    for (const auto& n : inf) {
+        client.create(kube::resources::nodes, "", gpu_node(n, run + "-inference", run));
+        cleanup.objects.push_back({kube::resources::nodes, n});
+    }
+    client.create(kube::resources::nodes, "", gpu_node(trn, run + "-training", run));
+    cleanup.objects.push_back({kube::resources::nodes, trn});
+
+    kube_test::TestNamespace ns(client, "loan-scale");
+    client.create(jobs, ns.name(),
+                  {{"apiVersion", group + "/v1"},
+                   {"kind", "TrainingJob"},
+                   {"metadata",
+                    {{"name", "e"},
+                     {"labels", {{"elastic", "true"}}},
+                     {"annotations",
+                      {{loan::kMinReplicasAnnotation, "1"},
+                       {loan::kMaxReplicasAnnotation, "6"},
+                       {loan::kGpusPerWorkerAnnotation, "4"},
+                       {loan::kRemainingSecondsAnnotation, "3600"}}}}},
+                   {"spec", {{"replicas", 1}}}});
+    client.patch(jobs, ns.name(), "e", json{{"status", {{"replicas", 1}, {"selector", "job=e"}}}},
+                 kube::PatchType::Merge, kube_test::on_subresource("status"));
+    auto replicas = [&] {
+        return client.get_scale(jobs, ns.name(), "e")["spec"].value("replicas", -1);
+    };
+    auto generation = [&] {
+        return client.get(jobs, ns.name(), "e")["metadata"].value("generation", -1);
+    };
+    const long long generation_at_start = generation();
+
+    const json training = {{"role", "training"}};
+    const json worker = {{"job", "e"}};
+    auto create_pod = [&](const json& pod) {
+        client.create(kube::resources::pods, ns.name(), pod);
+    };
+    for (int i = 0; i < 3; ++i)
+        create_pod(gpu_pod("server-" + std::to_string(i), inf[i], 8, {{"app", "inference"}}));
+    create_pod(gpu_pod("e-0", trn, 4, worker));
+    create_pod(gpu_pod("y-0", trn, 4, training));  // inelastic: the training node is full
+
+    const std::string cl = "loan-it-scale-" + run;
+    client.create(
+        loan::resources::capacity_loans, "",
+        {{"apiVersion", "phasescale.io/v1alpha1"},
+         {"kind", "CapacityLoan"},
+         {"metadata", {{"name", cl}}},
+         {"spec",
+          {{"inferencePool",
+            {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
+           {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
+           {"inference", {{"requiredServers", 3}}},
+           {"training",
+            {{"podSelector", {{"matchLabels", training}}},
+             {"elasticJobs",
+              json::array({{{"group", group},
+                            {"version", "v1"},
+                            {"resource", "trainingjobs"},
+                            {"namespace", ns.name()},
+                            {"maxReplicas", 6},
+                            {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
+    cleanup.objects.push_back({loan::resources::capacity_loans, cl});
+    auto status = [&] {
+        return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object());
+    };
+    auto events = [&](const std::string& name, const std::string& reason) {
+        std::vector<std::string> messages;
+        json list = client.list(kube::resources::events, ns.name(),
+                                kube_test::selecting("", "involvedObject.name=" + name));
+        for (const json& e : list["items"])
+            if (e.value("reason", "") == reason) messages.push_back(e.value("message", ""));
+        return messages;
+    };
+    auto gone = [&](const std::string& pod) {
+        auto p = client.try_get(kube::resources::pods, ns.name(), pod);
+        return !p || (*p)["metadata"].contains("deletionTimestamp");
+    };
+    // The API server has the pods (the controller's watch then delivers them within ms).
+    auto created = [&](const std::vector<std::string>& names) {
+        return wait_until(
+            [&] {
+                for (const std::string& n : names)
+                    if (!client.try_get(kube::resources::pods, ns.name(), n)) return false;
+                return true;
+            },
+            10s);
+    };
+
+    loan::ControllerOptions options;
+    loan::Controller controller(client, options);
+    controller.start();
+    REQUIRE(controller.wait_for_sync(30s));
+    // Passes until `done` holds, one at a time (as the operator's loop runs them).
+    auto passes_until = [&](const std::function<bool()>& done) {
+        return wait_until(
+            [&] {
+                controller.reconcile(0);
+                return done();
+            },
+            30s, 200ms);
+    };
+
+    // Every server needed: nothing loaned, no spare GPU (8 - y-0 4 - e's minimum 4): e stays 1.
+    REQUIRE(passes_until([&] { return status().value("loanedCount", -1) == 0; }));
+    CHECK(replicas() == 1);
+
+    // The load drops to one server: inf-1 and inf-2 are loaned, 16 GPUs more, e grows 1 -> 5.
+    client.remove(kube::resources::pods, ns.name(), "server-1", kube_test::immediately());
+    client.remove(kube::resources::pods, ns.name(), "server-2", kube_test::immediately());
+    client.patch(loan::resources::capacity_loans, "", cl,
+                 json{{"spec", {{"inference", {{"requiredServers", 1}}}}}}, kube::PatchType::Merge);
+    REQUIRE(passes_until([&] {
+        return status().value("loanedNodes", json::array()) == json::array({inf[1], inf[2]});
+    }));
+    CHECK(replicas() == 5);
+
+    // Mid scale-up: e's controller has placed e-1 and e-2; an inelastic pod x-0 shares inf-2.
+    create_pod(gpu_pod("e-1", inf[1], 4, worker));
+    create_pod(gpu_pod("e-2", inf[2], 4, worker));
+    create_pod(gpu_pod("x-0", inf[2], 4, training));
+    REQUIRE(created({"e-1", "e-2", "x-0"}));
+    std::this_thread::sleep_for(500ms);  // into the controller's pod cache
+
+    // The load rises: 2 servers, one loaned node comes back. inf-1 costs one elastic worker,
+    // inf-2 the inelastic x-0: inf-1 is returned, e-1 evicted. 16 GPUs left - y-0, x-0 (8) -
+    // e's minimum (4) = 4: e shrinks 5 -> 2.
+    client.patch(loan::resources::capacity_loans, "", cl,
+                 json{{"spec", {{"inference", {{"requiredServers", 2}}}}}}, kube::PatchType::Merge);
+    controller.reconcile(0);  // the first pass after the scale-up
+    CHECK(status().value("returnedNodes", json::array()) == json::array({inf[1]}));
+    CHECK(replicas() == 2);
+    // A worker e's controller was still placing lands on the returned node: it goes too.
+    create_pod(gpu_pod("e-3", inf[1], 4, worker));
+    REQUIRE(created({"e-3"}));
+    REQUIRE(passes_until([&] { return gone("e-1") && gone("e-3"); }));
+    // A few more passes: nothing else moves.
+    for (int i = 0; i < 5; ++i) {
+        controller.reconcile(0);
+        std::this_thread::sleep_for(100ms);
+    }
+
+    const json s = status();
+    CHECK(s.value("loanedNodes", json::array()) == json::array({inf[2]}));
+    CHECK(s.value("returnedNodes", json::array()) == json::array({inf[1]}));
+    for (const char* kept : {"e-0", "e-2", "x-0", "y-0", "server-0"}) {
+        INFO(kept);
+        CHECK_FALSE(gone(kept));
+    }
+    CHECK(replicas() == 2);
+    // One /scale write per change, none lost, none repeated.
+    CHECK(generation() == generation_at_start + 2);
+    const auto scaled = events("e", "Scaled");
+    REQUIRE(scaled.size() == 2);
+    std::set<std::string> moves;
+    for (const std::string& m : scaled) moves.insert(m.substr(0, m.find(" by ")));
+    CHECK(moves == std::set<std::string>{"replicas 1 -> 5", "replicas 5 -> 2"});
+    CHECK(events("e-1", "Evicted").size() == 1);
+    CHECK(events("e-3", "Evicted").size() == 1);
+    for (const char* kept : {"e-0", "e-2", "x-0", "y-0"}) {
+        INFO(kept);
+        CHECK(events(kept, "Evicted").empty());
+    }
+    controller.stop();
+}
