@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's savings table from bench/savings.sh's reports: `phase` (the operator's policy)
+# The savings table of docs/savings.md from bench/savings.sh's reports: `phase` (the operator's policy)
 # against the VPA, a recent window, KRR, itself without the model (the ablation) and `perfect`,
 # with the risk each took.
 # Usage: bash bench/savings-table.sh [DIR]   (default out/savings)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The savings measurements of the README, on held-out executions only (never seen by the model
+# The savings measurements of docs/savings.md, on held-out executions only (never seen by the model
 # they are scored with), twice per set:
 #   NAME.defaults.*  the shipped defaults: every policy as a user runs it (`phase` as a
 #                    PhaseAutoscaler with the CRD's defaults), no calibration;

@@ -13,6 +13,9 @@ bash tests/testenv/build.sh >/dev/null
 bash tests/helm/build.sh >/dev/null
 # The real VPA recommender for the vpa.reference tests, likewise (tests/vpa-reference/build.sh).
 bash tests/vpa-reference/build.sh >/dev/null
+# The image's Debian base images for tests/image/, likewise (debootstrap, its own cache; it
+# installs buildah and debootstrap first; scripts/build-image.sh --base).
+bash scripts/build-image.sh --base >/dev/null
 ctest --test-dir "${PHASESCALE_BUILD_DIR:-build}" --output-on-failure
 # The offline part without cpprestsdk, in a build directory of its own (build-offline): only
 # the `phasescale` target and a few checks of it, 2-4 minutes (scripts/offline-check.sh).

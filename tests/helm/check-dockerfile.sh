@@ -4,7 +4,8 @@
 #     comes from a Debian package that the runtime stage installs, or from one of their
 #     dependencies (apt-cache depends --recurse), so the image runs what the build made;
 #   - the build stage runs the CI build script, the runtime stage is bookworm-slim, runs as a
-#     numeric non-root user and copies only the two binaries and the default model;
+#     numeric non-root user and copies only the two binaries and the default model (from the
+#     build stage, or from the binaries scripts/build-image.sh --binaries hands it);
 #   - every path the Dockerfile copies from the context exists and is not in .dockerignore.
 # Usage: check-dockerfile.sh SOURCE_DIR PHASESCALE PHASESCALE_OPERATOR
 set -euo pipefail
@@ -58,8 +59,11 @@ check "every library of phasescale-operator is in an installed runtime package" 
 check "every library of phasescale is in an installed runtime package" libs_ok "$cli"
 
 # Structure.
-stages=$(grep -cE '^FROM ' "$dockerfile")
-check "two stages" test "$stages" == 2
+stages=$(grep -E '^FROM ' "$dockerfile" | awk '{print $NF}' | tr '\n' ' ')
+check "three stages: build, binaries (the build stage or built binaries), runtime" \
+    test "$stages" == "build binaries runtime "
+check "binaries is the build stage unless --build-arg BINARIES says otherwise" bash -c \
+    "grep -qx 'ARG BINARIES=build' '$dockerfile' && grep -qx 'FROM \${BINARIES} AS binaries' '$dockerfile'"
 check "build image defaults to debian:bookworm" grep -qx 'ARG BUILD_IMAGE=debian:bookworm' "$dockerfile"
 check "runtime image defaults to debian:bookworm-slim" grep -qx 'ARG RUNTIME_IMAGE=debian:bookworm-slim' "$dockerfile"
 check "the build stage runs scripts/build.sh (as CI does)" grep -qE 'bash scripts/build\.sh' "$dockerfile"
@@ -68,8 +72,8 @@ check "the runtime stage runs as a numeric non-root user" \
     bash -c "grep -E '^USER [0-9]+(:[0-9]+)?\$' <<< '$runtime_stage' | grep -qvE '^USER 0(:|\$)'"
 check "the USER line is the last one that changes the user" \
     test "$(grep -E '^USER ' <<< "$runtime_stage" | wc -l)" == 1
-check "the runtime stage copies only /out from the build stage" \
-    test "$(grep -E '^COPY ' <<< "$runtime_stage")" == "COPY --from=build /out/ /"
+check "the runtime stage copies only /out from the binaries stage" \
+    test "$(grep -E '^COPY ' <<< "$runtime_stage")" == "COPY --from=binaries /out/ /"
 check "/out holds the two binaries and the default model" bash -c \
     "grep -q 'install -m 0755 -s build/cli/phasescale build/operator/phasescale-operator /out/usr/local/bin/' '$dockerfile' &&
      grep -q 'install -m 0644 model/pretrained/default.model.json /out/usr/share/phasescale/' '$dockerfile'"
