@@ -133,9 +133,10 @@ spec:
   mode: InPlace
 YAML
 
-# A pod whose minAllowed is more than its node has (KWOK nodes: 8 cores, 32Gi allocatable):
-# resized up to the node's allocatable, never past it (else KWOK, as the kubelet, would say
-# Infeasible), and reported NodeCapacity.
+# A pod whose minAllowed is more than its node has (KWOK nodes: $PHASESCALE_TESTENV_NODE_CPU
+# cores, $PHASESCALE_TESTENV_NODE_MEMORY allocatable; CMakeLists.txt makes them large enough for
+# the trace's usage): resized up to the node's allocatable, never past it (else KWOK, as the
+# kubelet, would say Infeasible), and reported NodeCapacity.
 kubectl create namespace e2e-node > /dev/null
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: v1
@@ -157,7 +158,7 @@ spec:
   selector: {matchLabels: {app: train}}
   mode: InPlace
   containerPolicies:
-    - {containerName: "*", minAllowed: {cpu: "12", memory: 48Gi}}
+    - {containerName: "*", minAllowed: {cpu: "1000", memory: 1000Gi}}
 YAML
 
 # A VerticalPodAutoscaler (its CRD, reduced to what matters here) that acts on one of two selected
@@ -387,12 +388,12 @@ check "RestartContainer: the pod is not resized" test "$(kubectl get pod restart
 check "RestartContainer: a ResizeBlocked event" bash -c \
     "kubectl get events -n e2e-blocked -o json | jq -e '[.items[] | select(.reason == \"ResizeBlocked\")] | length >= 1' > /dev/null"
 node_capped() {  # big asks for exactly the node's allocatable, and the autoscaler says why not more
-    [[ $(kubectl get pod big -n e2e-node -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}') == "8 32Gi" ||
-       $(kubectl get pod big -n e2e-node -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}') == "8000m 32768Mi" ]] &&
+    [[ $(kubectl get pod big -n e2e-node -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}') == \
+       "$PHASESCALE_TESTENV_NODE_CPU $PHASESCALE_TESTENV_NODE_MEMORY" ]] &&
         kubectl get pas trainers -n e2e-node -o json | jq -e '.status.conditions[] | select(.type == "ResizeBlocked" and
             .status == "True" and .reason == "NodeCapacity" and (.message | contains("kwok-node-2")))' > /dev/null
 }
-check "node allocatable: a pod whose minAllowed (12 cores, 48Gi) passes its node is resized to the node (8, 32Gi), ResizeBlocked NodeCapacity" \
+check "node allocatable: a pod whose minAllowed (1000 cores, 1000Gi) passes its node is resized to the node's allocatable ($PHASESCALE_TESTENV_NODE_CPU, $PHASESCALE_TESTENV_NODE_MEMORY), ResizeBlocked NodeCapacity" \
     wait_for 20 node_capped
 check "node allocatable: the resize fits, never Infeasible (KWOK applied it to the status)" bash -c \
     "kubectl get pod big -n e2e-node -o json | jq -e '(.status.conditions | map(.type) | index(\"PodResizePending\") | not) and .status.containerStatuses[0].resources.requests.cpu == .spec.containers[0].resources.requests.cpu' > /dev/null"
