@@ -57,8 +57,8 @@ using namespace std::chrono_literals;
 constexpr const char* kDescription =
     R"(phasescale-operator: sizes deep-learning training containers by their phase.
 
-It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces and their
-Running pods. Every --tick it reads the model's features for each namespace from Prometheus (one
+It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces, their
+Running pods and the nodes (no container is given more than its node's allocatable). Every --tick it reads the model's features for each namespace from Prometheus (one
 query per feature and namespace), infers each container's phase, and by the autoscaler's mode:
   Off        recommends (as the VPA's Off): labels pods with phasescale.io/phase, annotates
              phase-name, phase-since and recommendation, writes status.recommendation
@@ -406,15 +406,21 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     app::Metrics metrics;
     // With loans on, one pod cache serves both controllers (not two over the same pods): every
     // namespace, every pod not finished, kept as the control loop keeps them.
-    std::shared_ptr<kube::Informer> shared_pods;
+    // Nodes likewise: one cache, kept as the loan controller keeps them (a superset of what the
+    // control loop reads, their sizes).
+    std::shared_ptr<kube::Informer> shared_pods, shared_nodes;
     if (s.capacity_loans) {
         kube::InformerOptions o;
         o.field_selector = loan::kPodFieldSelector;
         o.transform = control::trim_pod;
         shared_pods = std::make_shared<kube::Informer>(kube_client, kube::resources::pods, o);
+        kube::InformerOptions n;
+        n.transform = loan::trim_node;
+        shared_nodes = std::make_shared<kube::Informer>(kube_client, kube::resources::nodes, n);
     }
     control::ReconcilerOptions options = reconciler_options(s);
     options.pods = shared_pods;
+    options.nodes = shared_nodes;
     // Where pods/resize is missing, InPlace autoscalers recommend only and are not Ready.
     const control::ServerSupport server =
         control::check_server(*control::kube_discovery(kube_client));
@@ -466,6 +472,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
                 {"leader_elect", s.leader_elect},
                 {"metrics_addr", s.metrics_addr}});
     if (shared_pods) shared_pods->start();
+    if (shared_nodes) shared_nodes->start();
     reconciler.start();
     while (!stop.stopping() && !reconciler.wait_for_sync(200ms)) {
     }
@@ -479,6 +486,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
         loan::ControllerOptions loan_options;
         loan_options.interval = s.tick;
         loan_options.pods = shared_pods;
+        loan_options.nodes = shared_nodes;
         loan::ControllerHooks loan_hooks;
         loan_hooks.log = [&logger](const std::string& l, const std::string& m, const json& f) {
             logger.log(l, m, f);
@@ -503,6 +511,7 @@ int run(const Settings& s, StopSignals& stop, app::Logger& logger) {
     }
     reconciler.stop();
     if (shared_pods) shared_pods->stop();
+    if (shared_nodes) shared_nodes->stop();
     if (elector) elector->stop();  // releases the lease
     http->close();
     logger.log("info", "stopped");

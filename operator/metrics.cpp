@@ -35,7 +35,7 @@ Metrics::Metrics()
       samples_rejected(
           family(prometheus::BuildCounter(), "phasescale_samples_rejected_total",
                  "Container samples skipped as impossible, by reason (non_finite, not_positive, "
-                 "too_large)",
+                 "too_large, above_node)",
                  *registry)),
       resizes(family(prometheus::BuildCounter(), "phasescale_resizes_total",
                      "In-place resizes by result (ok, error, blocked)", *registry)),

@@ -148,6 +148,7 @@ struct Loop {
     std::unique_ptr<Reconciler> reconciler;
     json pas;
     std::map<std::string, json> pods;
+    std::vector<json> nodes;  // as the node informer would hold them
     double now = 1'700'000'000;
     std::vector<FakeCluster::Write> writes;  // of the last tick
 
@@ -184,7 +185,9 @@ struct Loop {
         now += 15;
         std::vector<kube::Store::ObjectPtr> a{std::make_shared<json>(pas)}, p;
         for (const auto& [name, pod] : pods) p.push_back(std::make_shared<json>(pod));
-        TickSummary s = reconciler->tick(a, p, now);
+        std::vector<kube::Store::ObjectPtr> n;
+        for (const json& node : nodes) n.push_back(std::make_shared<json>(node));
+        TickSummary s = reconciler->tick(a, p, n, now);
         reconciler->wait_for_writes();
         writes = cluster->take();
         apply(writes);
@@ -667,4 +670,77 @@ TEST_CASE("tick: an OOM kill on a pod phasescale resized is counted for its auto
         {"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}};
     loop.tick();
     CHECK(ooms == std::vector<std::string>{"ml/train"});
+}
+
+namespace {
+
+json node(const std::string& name, const std::string& cpu, const std::string& memory) {
+    return {{"metadata", {{"name", name}}},
+            {"status",
+             {{"allocatable", {{"cpu", cpu}, {"memory", memory}}},
+              {"capacity", {{"cpu", cpu}, {"memory", memory}}}}}};
+}
+
+double requested_cpu(const json& pod) {
+    return *parse_quantity(
+        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("tick: a resize never gives a container more than its node's allocatable",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    std::vector<std::string> resizes;
+    loop.hooks.resize = [&](const std::string&, const std::string& result,
+                            const std::string& reason) {
+        resizes.push_back(result + " " + reason);
+    };
+    loop.restart();
+    loop.nodes = {node("small", "1500m", "8Gi")};
+    loop.add_pod("a");
+    loop.pods["a"]["spec"]["nodeName"] = "small";
+    loop.use("a", 1.4, 3 * GiB);  // the large phase wants over 2 cores: the node has 1.5
+    std::size_t made = 0;
+    for (int i = 0; i < 10 && made == 0; ++i) made += loop.tick().resizes;
+    REQUIRE(made == 1);
+    CHECK(requested_cpu(loop.pods["a"]) == Approx(1.5));
+    const json& resources = loop.pods["a"]["spec"]["containers"][0]["resources"];
+    CHECK(resources["limits"]["cpu"] == "1500m");  // a Guaranteed container stays Guaranteed
+    loop.tick();                                   // takes in the result
+    CHECK(loop.event("Resized"));
+    CHECK(std::find(resizes.begin(), resizes.end(), "ok applied") != resizes.end());
+    // It still wants more: blocked at the node, said once, never resized beyond it.
+    for (int i = 0; i < 6; ++i) {
+        CHECK(loop.tick().resizes == 0);
+        CHECK(requested_cpu(loop.pods["a"]) <= 1.5);
+    }
+    CHECK(loop.condition("ResizeBlocked")["reason"] == "NodeCapacity");
+    CHECK_THAT(loop.condition("ResizeBlocked")["message"].get<std::string>(),
+               Contains("ml/a") && Contains("node small"));
+    CHECK(std::count(resizes.begin(), resizes.end(), "blocked node_capacity") == 1);
+}
+
+TEST_CASE("tick: usage beyond the node is rejected; a pod whose node is unknown keeps the ceiling",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    std::vector<std::string> rejected;
+    loop.hooks.sample_rejected = [&](const std::string& reason) { rejected.push_back(reason); };
+    loop.restart();
+    loop.nodes = {node("small", "2", "4Gi")};
+    loop.add_pod("a");
+    loop.pods["a"]["spec"]["nodeName"] = "small";
+    loop.add_pod("b");
+    loop.pods["b"]["spec"]["nodeName"] = "not-in-cache";
+    loop.use("a", 0.3, 6 * GiB);  // more memory than the node has
+    loop.use("b", 0.3, 6 * GiB);
+    std::size_t made = 0;
+    for (int i = 0; i < 8; ++i) made += loop.tick().resizes;
+    CHECK(std::count(rejected.begin(), rejected.end(), "above_node") == 8);  // a's, each tick
+    CHECK(loop.label("a") == "unknown");
+    CHECK(loop.pods["a"]["spec"]["containers"][0]["resources"]["requests"]["memory"] == "2Gi");
+    // b's node is unknown: 6 GiB is believed, and b grows past it (only b is resized).
+    CHECK(made >= 1);
+    CHECK(*parse_quantity(loop.pods["b"]["spec"]["containers"][0]["resources"]["requests"]["memory"]
+                              .get<std::string>()) > 6 * GiB);
 }

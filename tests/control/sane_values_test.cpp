@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <phasescale/control/decision.hpp>
+#include <phasescale/control/node.hpp>
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
@@ -168,4 +169,112 @@ TEST_CASE("targets: every recommendation is clamped to the ceiling, limits too",
     CHECK(body.dump().find("-9223372036854775808") == std::string::npos);
     CHECK(body["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "2048000m");
     CHECK(body["spec"]["containers"][0]["resources"]["limits"]["memory"] == "67108864Mi");
+}
+
+TEST_CASE("tracker: usage beyond the node's capacity is rejected as above_node", "[unit]") {
+    const policy::Amount node{8, 32 * GiB};
+    CHECK(implausible_usage({8, 32 * GiB}, node).empty());
+    CHECK(implausible_usage({8.01, GiB}, node) == "above_node");
+    CHECK(implausible_usage({1, 33 * GiB}, node) == "above_node");
+    CHECK(implausible_usage({1, 33 * GiB}).empty());  // node unknown: the absolute ceiling
+    CHECK(implausible_usage({1e30, GiB}, node) == "too_large");
+    const AutoscalerSpec spec = spec_with_bounds(json::object(), json::object()).spec;
+    ContainerTracker t(
+        std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
+    TrackerInput in = input(100, 0.3, 40 * GiB);
+    in.node_capacity = node;
+    const TrackerStep s = t.step(in);
+    CHECK_FALSE(s.observed);
+    CHECK(s.rejected == "above_node");
+    CHECK(t.samples() == 0);
+}
+
+TEST_CASE("targets: the node's room caps requests, over minAllowed; limits keep their ratio",
+          "[unit]") {
+    ContainerResources current;
+    current.name = "c";
+    current.requests = {1.0, 1 * GiB};
+    current.limits = {2.0, 1 * GiB};
+    policy::Allocation big;
+    big.request = {16, 64 * GiB};
+    const policy::Amount room{7.9999, 31.5 * GiB + 1};  // written down: 7999m, 32256Mi
+    const ContainerTarget t = target_for(current, big, ContainerPolicy{}, 0.05, room);
+    CHECK(t.node_capped);
+    CHECK(t.worth_resizing);
+    CHECK(*t.wanted.requests.cpu == Approx(7.999));
+    CHECK(*t.wanted.limits.cpu == Approx(2 * 7.999));  // the limit keeps its ratio
+    CHECK(*t.wanted.requests.memory == 31.5 * GiB);
+    CHECK(*t.wanted.limits.memory == 31.5 * GiB);
+    // minAllowed above the room: the node wins.
+    ContainerPolicy floor_high;
+    floor_high.min_allowed = {12.0, 40 * GiB};
+    policy::Allocation small;
+    small.request = {0.5, 0.5 * GiB};
+    const ContainerTarget f = target_for(current, small, floor_high, 0.05, room);
+    CHECK(f.node_capped);
+    CHECK(*f.wanted.requests.cpu == Approx(7.999));
+    CHECK(*f.wanted.requests.memory == 31.5 * GiB);
+    // Within the room nothing is capped; without a room only the absolute ceiling is.
+    CHECK_FALSE(target_for(current, small, ContainerPolicy{}, 0.05, room).node_capped);
+    const ContainerTarget free = target_for(current, big, ContainerPolicy{}, 0.05);
+    CHECK_FALSE(free.node_capped);
+    CHECK(*free.wanted.requests.cpu == 16);
+}
+
+TEST_CASE("node room: a pod's requests after a resize never exceed its node's allocatable",
+          "[unit]") {
+    const NodeSize node{{8, 32 * GiB}, {8, 32 * GiB}};
+    auto container = [](const char* name, double cpu, double memory) {
+        ContainerResources c;
+        c.name = name;
+        c.requests = c.limits = {cpu, memory};
+        return c;
+    };
+    const std::vector<ContainerResources> pod = {
+        container("a", 1, 4 * GiB), container("b", 2, 4 * GiB), container("sidecar", 0.5, 1 * GiB)};
+    NodeRoom room(node, pod);
+    CHECK(room.room(0).cpu == Approx(5.5));  // 8 - 2 - 0.5
+    CHECK(room.room(0).memory == 27 * GiB);
+    // Both a and b grow as far as they may: a first, then b gets what a left.
+    policy::Allocation huge;
+    huge.request = {100, 1000 * GiB};
+    const ContainerTarget a = target_for(pod[0], huge, ContainerPolicy{}, 0.05, room.room(0));
+    room.reserve(0, a.wanted.requests);
+    const ContainerTarget b = target_for(pod[1], huge, ContainerPolicy{}, 0.05, room.room(1));
+    room.reserve(1, b.wanted.requests);
+    CHECK(*a.wanted.requests.cpu + *b.wanted.requests.cpu + 0.5 == Approx(8));
+    CHECK(*a.wanted.requests.memory + *b.wanted.requests.memory + 1 * GiB == 32 * GiB);
+    // A container that shrinks still holds its current request for the others (it may not be
+    // resized after all).
+    NodeRoom shrink(node, pod);
+    shrink.reserve(0, {0.1, 1 * GiB});
+    CHECK(shrink.room(1).cpu == Approx(6.5));  // 8 - 1 - 0.5
+    // A pod that already fills its node keeps its requests, never grows.
+    const std::vector<ContainerResources> full = {container("a", 6, 30 * GiB),
+                                                  container("b", 4, 4 * GiB)};
+    NodeRoom over(node, full);
+    CHECK(over.room(1).cpu == 4);
+    CHECK(over.room(1).memory == 4 * GiB);
+}
+
+TEST_CASE("node size: allocatable and capacity read, a node without them unknown", "[unit]") {
+    json n = {{"metadata", {{"name", "n"}, {"labels", {{"a", "b"}}}}},
+              {"spec", {{"podCIDR", "10.0.0.0/24"}}},
+              {"status",
+               {{"allocatable", {{"cpu", "7910m"}, {"memory", "32867676Ki"}, {"pods", "110"}}},
+                {"capacity", {{"cpu", "8"}, {"memory", "32Gi"}}},
+                {"images", json::array({"x"})}}}};
+    trim_node(n);
+    CHECK(n == json{{"metadata", {{"name", "n"}}},
+                    {"status",
+                     {{"allocatable", {{"cpu", "7910m"}, {"memory", "32867676Ki"}}},
+                      {"capacity", {{"cpu", "8"}, {"memory", "32Gi"}}}}}});
+    const auto size = node_size(n);
+    REQUIRE(size);
+    CHECK(size->allocatable.cpu == Approx(7.91));
+    CHECK(size->allocatable.memory == 32867676.0 * 1024);
+    CHECK(size->capacity.cpu == 8);
+    CHECK_FALSE(node_size(json{{"metadata", {{"name", "new"}}}}));
+    const auto sizes = node_sizes({std::make_shared<const json>(n)});
+    CHECK(sizes.count("n") == 1);
 }

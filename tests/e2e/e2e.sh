@@ -7,7 +7,9 @@
 # visible in the pod spec and (KWOK) status, counted on /metrics; status podsTracked 3;
 # status.recommendation in Off with nothing resized; the printer columns in the apiserver's
 # Table; Warning Events on the PhaseAutoscalers that are blocked; the per-autoscaler metrics,
-# gone once their autoscaler is deleted. Every process it starts is stopped at the end.
+# gone once their autoscaler is deleted; a pod whose minAllowed passes its KWOK node is resized to
+# the node's allocatable, never past it, and reported NodeCapacity. Every process it starts is
+# stopped at the end.
 # Over the first RECORD seconds of the operator it also polls every pod's phase label and
 # requests, and checks them against the same trace offline: each phase label shown occurs in
 # `phasescale predict --model default` near that trace time; each resize in InPlace agrees in
@@ -58,6 +60,8 @@ for ns in "${namespaces[@]}"; do
 done
 blocked_port=$(free_port)
 targets+=("127.0.0.1:$blocked_port")
+node_port=$(free_port)  # e2e-node's exporter
+targets+=("127.0.0.1:$node_port")
 prom_port=$(free_port)
 start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { echo "FAIL: Prometheus not ready"; exit 1; }
 
@@ -127,6 +131,34 @@ metadata: {name: trainers, namespace: e2e-blocked}
 spec:
   selector: {matchLabels: {app: train}}
   mode: InPlace
+YAML
+
+# A pod whose minAllowed is more than its node has (KWOK nodes: $PHASESCALE_TESTENV_NODE_CPU
+# cores, $PHASESCALE_TESTENV_NODE_MEMORY allocatable; CMakeLists.txt makes them large enough for
+# the trace's usage): resized up to the node's allocatable, never past it (else KWOK, as the
+# kubelet, would say Infeasible), and reported NodeCapacity.
+kubectl create namespace e2e-node > /dev/null
+kubectl apply -f - > /dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: e2e-node, labels: {app: train}}
+spec:
+  nodeName: kwok-node-2
+  containers:
+    - name: main
+      image: trainer
+      resources:
+        requests: {cpu: "2", memory: 4Gi}
+        limits: {cpu: "2", memory: 4Gi}
+---
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: trainers, namespace: e2e-node}
+spec:
+  selector: {matchLabels: {app: train}}
+  mode: InPlace
+  containerPolicies:
+    - {containerName: "*", minAllowed: {cpu: "1000", memory: 1000Gi}}
 YAML
 
 # A VerticalPodAutoscaler (its CRD, reduced to what matters here) that acts on one of two selected
@@ -243,14 +275,17 @@ done
 "$replay" --trace "$work/trace-1.csv" --namespace e2e-blocked --speed "$speed" \
     --listen "127.0.0.1:$blocked_port" --pod-map '#0=restarter' --loop > "$work/exporter-blocked.log" 2>&1 &
 bg_pids+=($!)
+"$replay" --trace "$work/trace-1.csv" --namespace e2e-node --speed "$speed" \
+    --listen "127.0.0.1:$node_port" --pod-map '#0=big' --loop > "$work/exporter-node.log" 2>&1 &
+bg_pids+=($!)
 series_ready() {
     local n
     n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
         --data-urlencode 'query=count(count_over_time(container_memory_working_set_bytes{namespace=~"e2e-.*"}[1m]) >= 4)' |
         jq -r '.data.result[0].value[1] // "0"')
-    [[ $n == 10 ]]
+    [[ $n == 11 ]]
 }
-wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 10 pods"; exit 1; }
+wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 11 pods"; exit 1; }
 
 # Poll every pod's phase label and requests from before the operator starts (a line per pod
 # and poll: wall time, namespace, pod, label, cpu, memory).
@@ -275,7 +310,7 @@ metrics_port=$(free_port)
 # Its phase labels follow the stable phase at once (--phase-label-hold 0), as predict's phases do,
 # for the comparison below.
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
-    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant,e2e-node" --metrics-addr "127.0.0.1:$metrics_port" \
     --phase-label-hold 0 --leader-elect --lease-namespace default --capacity-loans --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
 bg_pids+=($operator_pid)
@@ -352,6 +387,16 @@ check "RestartContainer: ResizeBlocked True, reason RestartRequired" wait_for 10
 check "RestartContainer: the pod is not resized" test "$(kubectl get pod restarter -n e2e-blocked -o jsonpath='{.metadata.generation}')" == 1
 check "RestartContainer: a ResizeBlocked event" bash -c \
     "kubectl get events -n e2e-blocked -o json | jq -e '[.items[] | select(.reason == \"ResizeBlocked\")] | length >= 1' > /dev/null"
+node_capped() {  # big asks for exactly the node's allocatable, and the autoscaler says why not more
+    [[ $(kubectl get pod big -n e2e-node -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}') == \
+       "$PHASESCALE_TESTENV_NODE_CPU $PHASESCALE_TESTENV_NODE_MEMORY" ]] &&
+        kubectl get pas trainers -n e2e-node -o json | jq -e '.status.conditions[] | select(.type == "ResizeBlocked" and
+            .status == "True" and .reason == "NodeCapacity" and (.message | contains("kwok-node-2")))' > /dev/null
+}
+check "node allocatable: a pod whose minAllowed (1000 cores, 1000Gi) passes its node is resized to the node's allocatable ($PHASESCALE_TESTENV_NODE_CPU, $PHASESCALE_TESTENV_NODE_MEMORY), ResizeBlocked NodeCapacity" \
+    wait_for 20 node_capped
+check "node allocatable: the resize fits, never Infeasible (KWOK applied it to the status)" bash -c \
+    "kubectl get pod big -n e2e-node -o json | jq -e '(.status.conditions | map(.type) | index(\"PodResizePending\") | not) and .status.containerStatuses[0].resources.requests.cpu == .spec.containers[0].resources.requests.cpu' > /dev/null"
 check "a Prometheus URL the installer did not allow: Ready False, PrometheusNotAllowed, credentials redacted" bash -c \
     "kubectl get pas elsewhere -n e2e-tenant -o json | jq -e '.status.conditions[] | select(.type == \"Ready\" and .status == \"False\" and .reason == \"PrometheusNotAllowed\" and (.message | contains(\"***@127.0.0.1\")) and (.message | contains(\"hunter2\") | not))' > /dev/null"
 check "a bad model shows as ModelLoaded False" bash -c \
@@ -412,6 +457,8 @@ check "phasescale_autoscaler_resizes_total counts the applied resizes of e2e-inp
     "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-inplace",reason="applied",result="ok"}' | cut -d. -f1)" -ge 1
 check "phasescale_autoscaler_resizes_total counts the blocked resize of e2e-blocked" test \
     "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-blocked",reason="restart_required",result="blocked"}')" == 1
+check "phasescale_autoscaler_resizes_total counts the node_capacity block of e2e-node" test \
+    "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-node",reason="node_capacity",result="blocked"}')" == 1
 check "no per-pod label on the metrics" bash -c "! grep -qE '^phasescale_[a-z_]+\{[^}]*pod=' '$work/metrics.txt'"
 kubectl delete pas broken -n e2e-bad > /dev/null
 check "a deleted autoscaler's series go" wait_for 15 bash -c \

@@ -10,7 +10,7 @@
 #      PhaseAutoscalers, labels and annotations, in-place resizes, Events created and (a
 #      repeated ResizeFailed) patched, the PhaseAutoscaler status, the leader Lease (create,
 #      get, renew, release), the model from the chart's ConfigMap, the VPA CRD check and VPA
-#      list. Metrics come from a real Prometheus scraping tools/replay-exporter, as in
+#      list, the node informer. Metrics come from a real Prometheus scraping tools/replay-exporter, as in
 #      tests/e2e/e2e.sh. The API server's audit log (the operator's user only) shows
 #      every request: none is refused (no 401/403), and the requests made are exactly the
 #      (verb, resource) pairs that the chart's rules grant: no rule goes unused;
@@ -262,7 +262,7 @@ discovery_from() {
 rule_object() {  # rule_object KIND NAME [NAMESPACE]: the installed object, as JSON
     kubectl get "$1" "$2" ${3:+-n "$3"} -o json
 }
-rbac_objects=("clusterrole $sa" "clusterrole $sa-crd-check" "role $sa-leader-election $release_ns")
+rbac_objects=("clusterrole $sa" "clusterrole $sa-crd-check" "clusterrole $sa-nodes" "role $sa-leader-election $release_ns")
 granted() {
     local o
     for o in "${rbac_objects[@]}"; do

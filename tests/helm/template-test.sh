@@ -111,9 +111,9 @@ check "helm lint --strict (everything on)" to "$work/lint2.txt" "$helm" lint --s
 
 # ---------------------------------------------------------------- defaults
 render default
-check "default: the objects are ServiceAccount, 2 ClusterRoles, 2 ClusterRoleBindings, Role, RoleBinding, Service, Deployment" \
+check "default: the objects are ServiceAccount, 3 ClusterRoles, 3 ClusterRoleBindings, Role, RoleBinding, Service, Deployment" \
     test "$(jq -r '.kind' "$work/default.json" | sort | tr '\n' ' ')" == \
-    "ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding Deployment Role RoleBinding Service ServiceAccount "
+    "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding ClusterRoleBinding Deployment Role RoleBinding Service ServiceAccount "
 check "pod: runAsNonRoot with a numeric non-root user" jtest default Deployment \
     '.spec.template.spec.securityContext | .runAsNonRoot == true and (.runAsUser | type == "number" and . > 0)'
 check "pod: seccomp RuntimeDefault" jtest default Deployment '.spec.template.spec.securityContext.seccompProfile.type == "RuntimeDefault"'
@@ -144,7 +144,7 @@ check "default: the image is repository:appVersion" test "$(container default | 
 check "the Service selects the Deployment's pods, port metrics" bash -c \
     "[[ \$(jq -c '.spec.selector' <<< '$(obj default Service)') == \$(jq -c '.spec.template.metadata.labels' <<< '$(obj default Deployment)') ]] && jq -e '.spec.ports[0].targetPort == \"metrics\"' <<< '$(obj default Service)' > /dev/null"
 check "every binding names the chart's ServiceAccount" bash -c \
-    "jq -e -s '[.[] | select(.kind | test(\"Binding\")) | .subjects == [{\"kind\":\"ServiceAccount\",\"name\":\"phasescale-operator\",\"namespace\":\"phasescale-system\"}]] | (all and length == 3)' '$work/default.json' > /dev/null"
+    "jq -e -s '[.[] | select(.kind | test(\"Binding\")) | .subjects == [{\"kind\":\"ServiceAccount\",\"name\":\"phasescale-operator\",\"namespace\":\"phasescale-system\"}]] | (all and length == 4)' '$work/default.json' > /dev/null"
 check "no wildcard, no secrets, no delete/escalate/bind/impersonate in any rule" bash -c \
     "jq -e -s '[.[] | select(.kind == \"ClusterRole\" or .kind == \"Role\") | .rules[] | (.verbs + .resources + .apiGroups)[]] | all(. != \"*\" and . != \"secrets\" and . != \"delete\" and . != \"deletecollection\" and . != \"escalate\" and . != \"bind\" and . != \"impersonate\")' '$work/default.json' > /dev/null"
 check "every rule verb carries a comment that says why" bash -c \
@@ -170,6 +170,8 @@ check "watchNamespaces: a RoleBinding to the operator's ClusterRole in each, no 
     "[[ \$(jq -r 'select(.kind == \"RoleBinding\" and .roleRef.name == \"phasescale-operator\") | .metadata.namespace' '$work/ns.json' | sort | tr '\n' ' ') == 'team-a team-b ' ]] && [[ -z \$(jq -c 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator\")' '$work/ns.json') ]]"
 check "watchNamespaces: the CRD check stays cluster-wide" bash -c \
     "jqe 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator-crd-check\")' '$work/ns.json' > /dev/null"
+check "watchNamespaces: the node rules stay cluster-wide (nodes are cluster-scoped)" bash -c \
+    "jqe 'select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"phasescale-operator-nodes\")' '$work/ns.json' > /dev/null"
 
 # ---------------------------------------------------------------- Prometheus credentials
 render token --set prometheus.token=s3cret
@@ -225,7 +227,7 @@ dashboard=$root/deploy/grafana/phasescale-dashboard.json
 render kps -f "$chart/values-kube-prometheus-stack.yaml"
 check "kube-prometheus-stack: the objects are the default ones plus ServiceMonitor, PrometheusRule, dashboard ConfigMap" test \
     "$(jq -r '.kind' "$work/kps.json" | sort | tr '\n' ' ')" == \
-    "ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding ConfigMap Deployment PrometheusRule Role RoleBinding Service ServiceAccount ServiceMonitor "
+    "ClusterRole ClusterRole ClusterRole ClusterRoleBinding ClusterRoleBinding ClusterRoleBinding ConfigMap Deployment PrometheusRule Role RoleBinding Service ServiceAccount ServiceMonitor "
 check "kube-prometheus-stack: ServiceMonitor labelled release=kube-prometheus-stack, every 30s, keeping the autoscalers' namespace label" \
     jtest kps ServiceMonitor '.metadata.labels.release == "kube-prometheus-stack" and .spec.endpoints[0].interval == "30s" and .spec.endpoints[0].honorLabels == true'
 check "kube-prometheus-stack: the ServiceMonitor selects the metrics Service" bash -c \

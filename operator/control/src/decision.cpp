@@ -39,6 +39,10 @@ std::string describe(const ContainerResources& r) {
            q(r.requests.memory, false) + "/" + q(r.limits.memory, false);
 }
 
+std::string node_of(const json& pod) {
+    return kube::string_field(pod, "spec", "nodeName");
+}
+
 }  // namespace
 
 const char* to_string(Action action) {
@@ -72,7 +76,8 @@ policy::ContainerBounds container_bounds(const ContainerPolicy& policy) {
 }
 
 ContainerTarget target_for(const ContainerResources& current, const policy::Allocation& rec,
-                           const ContainerPolicy& policy, double min_change) {
+                           const ContainerPolicy& policy, double min_change,
+                           const std::optional<policy::Amount>& room) {
     const policy::ContainerBounds b = container_bounds(policy);
     ContainerTarget t;
     t.name = current.name;
@@ -81,18 +86,77 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     t.cpu_controlled = b.control_cpu;
     t.memory_controlled = b.control_memory;
     t.limits_controlled = b.requests_and_limits;
-    if (t.cpu_controlled)
-        size(rec.request.cpu, b.min_cpu, b.max_cpu, policy::kMaxCpuCores, &round_cpu,
+    // The node's room caps the recommendation and minAllowed alike, so the request stays within
+    // it; the limit keeps its ratio to that request.
+    auto below = [](const std::optional<double>& bound, std::optional<double> cap) {
+        return bound && cap ? std::optional<double>(std::min(*bound, *cap)) : bound;
+    };
+    // Rounded down, so that what is written (whole millicores and mebibytes) stays within it.
+    const std::optional<double> room_cpu =
+        room ? std::optional<double>(floor_cpu(room->cpu)) : std::nullopt;
+    const std::optional<double> room_memory =
+        room ? std::optional<double>(floor_memory(room->memory)) : std::nullopt;
+    if (t.cpu_controlled) {
+        size(std::min(rec.request.cpu, room_cpu.value_or(policy::kMaxCpuCores)),
+             below(b.min_cpu, room_cpu), b.max_cpu, policy::kMaxCpuCores, &round_cpu,
              t.limits_controlled, current.requests.cpu, current.limits.cpu, t.wanted.requests.cpu,
              t.wanted.limits.cpu);
-    if (t.memory_controlled)
-        size(rec.request.memory, b.min_memory, b.max_memory, policy::kMaxMemoryBytes, &round_memory,
+        std::optional<double> free_request, free_limit;  // without the node
+        size(rec.request.cpu, b.min_cpu, b.max_cpu, policy::kMaxCpuCores, &round_cpu,
+             t.limits_controlled, current.requests.cpu, current.limits.cpu, free_request,
+             free_limit);
+        t.node_capped = free_request > t.wanted.requests.cpu;
+    }
+    if (t.memory_controlled) {
+        size(std::min(rec.request.memory, room_memory.value_or(policy::kMaxMemoryBytes)),
+             below(b.min_memory, room_memory), b.max_memory, policy::kMaxMemoryBytes, &round_memory,
              t.limits_controlled, current.requests.memory, current.limits.memory,
              t.wanted.requests.memory, t.wanted.limits.memory);
+        std::optional<double> free_request, free_limit;
+        size(rec.request.memory, b.min_memory, b.max_memory, policy::kMaxMemoryBytes, &round_memory,
+             t.limits_controlled, current.requests.memory, current.limits.memory, free_request,
+             free_limit);
+        t.node_capped = t.node_capped || free_request > t.wanted.requests.memory;
+    }
     t.worth_resizing =
         (t.cpu_changed() || t.memory_changed()) &&
         policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
     return t;
+}
+
+namespace {
+
+// What a container requests now (its limit when it sets no request, as the API server defaults).
+policy::Amount requested(const ResourceValues& requests, const ResourceValues& limits) {
+    return {requests.cpu.value_or(limits.cpu.value_or(0)),
+            requests.memory.value_or(limits.memory.value_or(0))};
+}
+
+}  // namespace
+
+NodeRoom::NodeRoom(const NodeSize& node, const std::vector<ContainerResources>& containers)
+    : node_(node) {
+    for (const ContainerResources& c : containers)
+        current_.push_back(requested(c.requests, c.limits));
+    held_ = current_;
+}
+
+policy::Amount NodeRoom::room(std::size_t i) const {
+    policy::Amount others{0, 0};
+    for (std::size_t j = 0; j < held_.size(); ++j)
+        if (j != i) {
+            others.cpu += held_[j].cpu;
+            others.memory += held_[j].memory;
+        }
+    const policy::Amount mine = i < current_.size() ? current_[i] : policy::Amount{0, 0};
+    return {std::max(node_.allocatable.cpu - others.cpu, mine.cpu),
+            std::max(node_.allocatable.memory - others.memory, mine.memory)};
+}
+
+void NodeRoom::reserve(std::size_t i, const ResourceValues& wanted) {
+    if (i >= held_.size()) return;
+    held_[i] = {std::max(current_[i].cpu, wanted.cpu.value_or(0)),
+                std::max(current_[i].memory, wanted.memory.value_or(0))};
 }
 
 void back_off(PodGate& gate, double now) {
@@ -106,7 +170,17 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     PodDecision d;
     const bool wanted = std::any_of(targets.begin(), targets.end(),
                                     [](const ContainerTarget& t) { return t.worth_resizing; });
-    if (!wanted) return d;
+    if (!wanted) {
+        for (const ContainerTarget& t : targets)
+            if (t.node_capped) d.message += (d.message.empty() ? "" : ", ") + t.name;
+        if (!d.message.empty()) {
+            d.action = Action::Blocked;
+            d.reason = "NodeCapacity";
+            d.message = "container(s) " + d.message + " want more than node " + node_of(pod) +
+                        " can give (its allocatable, less the pod's other containers)";
+        }
+        return d;
+    }
 
     if (const auto cond = resize_condition(pod)) {
         if (cond->type == "PodResizeInProgress")
@@ -180,6 +254,9 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     for (const ContainerTarget& t : d.resized)
         d.message += (d.message.empty() ? "" : "; ") + t.name + ": " + describe(t.current) +
                      " -> " + describe(t.wanted);
+    if (std::any_of(d.resized.begin(), d.resized.end(),
+                    [](const ContainerTarget& t) { return t.node_capped; }))
+        d.message += " (cut to what node " + node_of(pod) + " can give)";
     if (!d.skipped.empty()) {
         d.message += " (left alone, resizePolicy RestartContainer:";
         for (const std::string& s : d.skipped) d.message += " " + s;

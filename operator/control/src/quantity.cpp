@@ -97,6 +97,14 @@ double round_memory(double bytes) {
     return std::max(1.0, std::ceil(within(bytes, 0, policy::kMaxMemoryBytes) / kMiB - 1e-9)) * kMiB;
 }
 
+double floor_cpu(double cores) {
+    return std::floor(within(cores, 0, policy::kMaxCpuCores) * 1000.0 + 1e-6) / 1000.0;
+}
+
+double floor_memory(double bytes) {
+    return std::floor(within(bytes, 0, policy::kMaxMemoryBytes) / kMiB + 1e-9) * kMiB;
+}
+
 std::string format_cpu(double cores) {
     return std::to_string(static_cast<long long>(std::llround(round_cpu(cores) * 1000.0))) + "m";
 }

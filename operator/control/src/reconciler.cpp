@@ -33,7 +33,8 @@ std::string metric_reason(const std::string& reason) {
     static const std::map<std::string, std::string> known = {
         {"ResizeInfeasible", "infeasible"},
         {"RestartRequired", "restart_required"},
-        {"QoSChange", "qos_change"}};
+        {"QoSChange", "qos_change"},
+        {"NodeCapacity", "node_capacity"}};
     const auto it = known.find(reason);
     return it != known.end() ? it->second : "other";
 }
@@ -159,13 +160,20 @@ void Reconciler::start() {
         pod_informers_.push_back(
             std::make_unique<kube::Informer>(*kube_, kube::resources::pods, p));
     }
+    if (!options_.nodes) {  // cluster-scoped: one for all namespaces
+        kube::InformerOptions n;
+        n.transform = trim_node;  // name and size only
+        node_informer_ = std::make_unique<kube::Informer>(*kube_, kube::resources::nodes, n);
+    }
     for (auto& i : autoscaler_informers_) i->start();
     for (auto& i : pod_informers_) i->start();
+    if (node_informer_) node_informer_->start();
 }
 
 void Reconciler::stop() {
     for (auto& i : autoscaler_informers_) i->stop();
     for (auto& i : pod_informers_) i->stop();
+    if (node_informer_) node_informer_->stop();
     drop_pending_writes();
     writes_.wait_idle();
 }
@@ -188,6 +196,8 @@ bool Reconciler::wait_for_sync(std::chrono::milliseconds timeout) const {
     for (const auto* list : {&autoscaler_informers_, &pod_informers_})
         for (const auto& i : *list)
             if (!synced(*i)) return false;
+    if (node_informer_ && !synced(*node_informer_)) return false;
+    if (options_.nodes && !synced(*options_.nodes)) return false;
     return !options_.pods || synced(*options_.pods);
 }
 
@@ -520,11 +530,20 @@ TickSummary Reconciler::tick(double now) {
         pods.insert(pods.end(), l.begin(), l.end());
     }
     if (options_.pods) pods = options_.pods->store().list();  // shared: every namespace
-    return tick(autoscalers, pods, now);
+    const kube::Informer* nodes = options_.nodes ? options_.nodes.get() : node_informer_.get();
+    return tick(autoscalers, pods,
+                nodes ? nodes->store().list() : std::vector<kube::Store::ObjectPtr>{}, now);
+}
+
+TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscalers,
+                             const std::vector<kube::Store::ObjectPtr>& pods, double now) {
+    return tick(autoscalers, pods, {}, now);
 }
 
 TickSummary Reconciler::tick(const std::vector<kube::Store::ObjectPtr>& autoscaler_objects,
-                             const std::vector<kube::Store::ObjectPtr>& pod_objects, double now) {
+                             const std::vector<kube::Store::ObjectPtr>& pod_objects,
+                             const std::vector<kube::Store::ObjectPtr>& node_objects, double now) {
+    node_sizes_ = node_sizes(node_objects);
     TickSummary summary;
     begin_tick(summary);
     Deadline deadline(options_.tick_deadline.count() > 0 ? options_.tick_deadline : options_.tick,
@@ -743,7 +762,14 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
     const prom::FeatureSnapshot& snap = pass.snapshots[spec.prometheus_url];
     const std::string name = pod_name(pod), uid = pod_uid(pod), pod_key = pass.ns + "/" + name;
     PodReading reading;
-    for (const ContainerResources& c : container_resources(pod)) {
+    const std::vector<ContainerResources> containers = container_resources(pod);
+    // The pod's node bounds what it is given and what usage is believed; an unscheduled pod, or
+    // one whose node is not (yet) in the cache, has the absolute ceiling only.
+    const auto node = node_sizes_.find(kube::string_field(pod, "spec", "nodeName"));
+    std::optional<NodeRoom> room;
+    if (node != node_sizes_.end()) room.emplace(node->second, containers);
+    for (std::size_t i = 0; i < containers.size(); ++i) {
+        const ContainerResources& c = containers[i];
         const ContainerPolicy policy = spec.policy_for(c.name);
         if (!policy.enabled) continue;
         const std::string key = pod_key + "/" + c.name;
@@ -771,8 +797,9 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         }
         t.seen = true;
         reading.tracked = true;
-        const TrackerInput in =
+        TrackerInput in =
             tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
+        if (node != node_sizes_.end()) in.node_capacity = node->second.capacity;
         const auto started = std::chrono::steady_clock::now();
         TrackerStep step;
         try {
@@ -806,15 +833,20 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         t.phase = step.phase;
         if (step.phase) state.phases_seen.insert(*step.phase);
         if (step.recommendation) {
-            t.target = target_for(c, *step.recommendation, policy, spec.min_change);
+            t.target =
+                target_for(c, *step.recommendation, policy, spec.min_change,
+                           room ? std::optional<policy::Amount>(room->room(i)) : std::nullopt);
             t.uncapped = step.recommendation->request;
-        } else if (t.target)
+        } else if (t.target) {
             t.target->worth_resizing = false;  // skipped sample: never act on it
+            t.target->node_capped = false;
+        }
         if (t.target) {
             ContainerTarget target = *t.target;
             target.current = c;  // against the pod as it is now (a resize may have landed)
             target.worth_resizing = step.recommendation && t.target->worth_resizing;
             reading.targets.push_back(target);
+            if (room) room->reserve(i, target.wanted.requests);
         }
         add_container(outcome.containers, c, t.target, t.uncapped);
         ++outcome.containers_per_phase[phase_name(t.tracker->model(), t.phase)];

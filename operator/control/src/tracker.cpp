@@ -19,15 +19,23 @@ policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
     return o;
 }
 
-std::string implausible_usage(const policy::Amount& usage) {
-    const auto implausible = [](double value, double ceiling) -> std::string {
+std::string implausible_usage(const policy::Amount& usage,
+                              const std::optional<policy::Amount>& node_capacity) {
+    const auto implausible = [](double value, double ceiling,
+                                std::optional<double> node) -> std::string {
         if (std::isinf(value)) return "non_finite";
         if (value <= 0) return "not_positive";
         if (value > ceiling) return "too_large";
+        if (node && value > *node) return "above_node";
         return "";
     };
-    const std::string cpu = implausible(usage.cpu, policy::kMaxCpuCores);
-    return cpu.empty() ? implausible(usage.memory, policy::kMaxMemoryBytes) : cpu;
+    const std::string cpu =
+        implausible(usage.cpu, policy::kMaxCpuCores,
+                    node_capacity ? std::optional<double>(node_capacity->cpu) : std::nullopt);
+    return cpu.empty() ? implausible(usage.memory, policy::kMaxMemoryBytes,
+                                     node_capacity ? std::optional<double>(node_capacity->memory)
+                                                   : std::nullopt)
+                       : cpu;
 }
 
 std::string phase_name(const model::PhaseModel& model, std::optional<int> phase) {
@@ -73,7 +81,9 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
         complete = complete && !std::isnan(f);
         finite_features = finite_features && std::isfinite(f);
     }
-    if (complete) out.rejected = finite_features ? implausible_usage(in.usage) : "non_finite";
+    if (complete)
+        out.rejected =
+            finite_features ? implausible_usage(in.usage, in.node_capacity) : "non_finite";
     if (!complete || !out.rejected.empty()) {
         // Missing, stale or impossible metrics: no observation and no decision, so nothing
         // shrinks to 1m or grows to a petabyte on a bad answer.

@@ -105,8 +105,11 @@ void trim_node(json& node) {
         for (const char* k : {"taints", "unschedulable"})
             if (node["spec"].contains(k)) out["spec"][k] = node["spec"][k];
     }
-    if (node.contains("status") && node["status"].contains("allocatable"))
-        out["status"] = {{"allocatable", node["status"]["allocatable"]}};
+    if (node.contains("status") && node["status"].is_object()) {
+        out["status"] = json::object();
+        for (const char* k : {"allocatable", "capacity"})
+            if (node["status"].contains(k)) out["status"][k] = node["status"][k];
+    }
     node = std::move(out);
 }
 
@@ -156,9 +159,14 @@ Controller::Controller(kube::Client kube, ControllerOptions options, ControllerH
     : Controller(kube_cluster_api(kube, options.field_manager), std::move(options),
                  std::move(hooks)) {
     kube_ = std::move(kube);
-    kube::InformerOptions node_options;
-    node_options.transform = trim_node;
-    nodes_ = std::make_unique<kube::Informer>(*kube_, kube::resources::nodes, node_options);
+    own_nodes_ = !options_.nodes;
+    if (own_nodes_) {
+        kube::InformerOptions node_options;
+        node_options.transform = trim_node;
+        nodes_ = std::make_shared<kube::Informer>(*kube_, kube::resources::nodes, node_options);
+    } else {
+        nodes_ = options_.nodes;
+    }
     own_pods_ = !options_.pods;
     if (!own_pods_) {
         pods_ = options_.pods;
@@ -180,14 +188,14 @@ Controller::~Controller() {
 
 void Controller::start() {
     if (!nodes_) return;  // over another cluster: nothing to watch
-    nodes_->start();
+    if (own_nodes_) nodes_->start();
     if (own_pods_) pods_->start();
 }
 
 void Controller::stop() {
     if (!nodes_) return;
     if (own_pods_) pods_->stop();
-    nodes_->stop();
+    if (own_nodes_) nodes_->stop();
 }
 
 bool Controller::wait_for_sync(std::chrono::milliseconds timeout) const {

@@ -10,9 +10,10 @@
 
 namespace phasescale::policy {
 
-// The most a container is ever given, and the most usage believed: the operator does not read
-// nodes (their allocatable), so this absolute ceiling stands in for it, above any node sold
-// today (896 vCPUs, 32 TiB) and far below what overflows whole millicores or bytes.
+// The most a container is ever given, and the most usage believed, wherever its node is not known
+// (the replay; a pod the operator has no node for): above any node sold today (896 vCPUs,
+// 32 TiB) and far below what overflows whole millicores or bytes. The operator bounds a
+// container by its node's allocatable too (operator/control, NodeRoom).
 inline constexpr double kMaxCpuCores = 2048;
 inline constexpr double kMaxMemoryBytes = 64.0 * 1024 * 1024 * 1024 * 1024;  // 64 TiB
 

@@ -16,6 +16,7 @@
 #include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
 
+#include "phasescale/control/node.hpp"
 #include "phasescale/control/pod.hpp"
 #include "phasescale/control/spec.hpp"
 
@@ -31,6 +32,7 @@ struct ContainerTarget {
     bool memory_controlled = true;
     bool limits_controlled = true;  // RequestsAndLimits
     bool worth_resizing = false;    // a request changes by more than minChange
+    bool node_capped = false;       // a request was cut to what the pod's node can give it
     bool cpu_changed() const;
     bool memory_changed() const;
 };
@@ -41,9 +43,31 @@ policy::ContainerBounds container_bounds(const ContainerPolicy& policy);
 // Clamps `recommendation` to the policy's bounds and keeps the uncontrolled resources and
 // values as they are. With RequestsAndLimits a limit keeps its ratio to the request (limits
 // equal to requests stay equal); with RequestsOnly the request never exceeds the limit.
+// `room`, when the pod's node is known, is the most its requests may reach there (NodeRoom): it
+// wins over minAllowed, and a request it cuts marks the target node_capped. Without it the
+// absolute ceiling (policy::kMaxCpuCores, kMaxMemoryBytes) is the only one.
 ContainerTarget target_for(const ContainerResources& current,
                            const policy::Allocation& recommendation, const ContainerPolicy& policy,
-                           double min_change);
+                           double min_change,
+                           const std::optional<policy::Amount>& room = std::nullopt);
+
+// What each container of a pod may request on its node, so that a resize never asks for more
+// than the node has: the node's allocatable less the requests of the pod's other containers,
+// each counted at the larger of its current request and its target so far (two containers that
+// grow in one resize cannot pass the node together; one that does not end up resized still fits).
+// A pod whose current requests already fill the node may keep them, never grow.
+class NodeRoom {
+public:
+    NodeRoom(const NodeSize& node, const std::vector<ContainerResources>& containers);
+    // For container `i` (in spec order).
+    policy::Amount room(std::size_t i) const;
+    // Container `i` is targeted at `wanted`.
+    void reserve(std::size_t i, const ResourceValues& wanted);
+
+private:
+    NodeSize node_;
+    std::vector<policy::Amount> current_, held_;
+};
 
 // Per pod: when it was last resized, and the backoff while the kubelet has not finished (or
 // cannot do) a resize.
@@ -73,7 +97,7 @@ const char* to_string(Action action);
 struct PodDecision {
     Action action = Action::None;
     // Why not (Cooldown, Backoff, ResizeInProgress, ResizeInfeasible, ResizeDeferred,
-    // ResizePending, RestartRequired, QoSChange), or Resized.
+    // ResizePending, RestartRequired, QoSChange, NodeCapacity), or Resized.
     std::string reason;
     std::string message;
     std::vector<ContainerTarget> resized;  // the containers in the resize body
@@ -83,6 +107,8 @@ struct PodDecision {
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
 // gives some container more memory after an OOM kill goes ahead (policy::Actuator's rule).
+// A resize cut to the node says so in its message; a container that wants more than its node
+// gives while nothing is worth resizing is Blocked, NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
                        double cooldown_seconds, PodGate& gate, double now);
 

@@ -24,5 +24,8 @@ std::string format_memory(double bytes);
 // Rounding as format_cpu / format_memory do, as numbers.
 double round_cpu(double cores);
 double round_memory(double bytes);
+// Rounded down instead: the most that fits under a bound (a node's allocatable) once written.
+double floor_cpu(double cores);
+double floor_memory(double bytes);
 
 }  // namespace phasescale::control

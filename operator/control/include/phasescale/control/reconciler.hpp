@@ -29,6 +29,7 @@
 #include "phasescale/control/cluster_api.hpp"
 #include "phasescale/control/decision.hpp"
 #include "phasescale/control/metrics_reader.hpp"
+#include "phasescale/control/node.hpp"
 #include "phasescale/control/recommendation.hpp"
 #include "phasescale/control/spec.hpp"
 #include "phasescale/control/tracker.hpp"
@@ -47,6 +48,9 @@ struct ReconcilerOptions {
     // controller): it must hold the Running pods of the watched namespaces, each keeping at
     // least what trim_pod keeps. Its owner starts and stops it.
     std::shared_ptr<kube::Informer> pods;
+    // A node informer to read instead of its own (shared with the loan controller): every node,
+    // each keeping at least what trim_node keeps. Its owner starts and stops it.
+    std::shared_ptr<kube::Informer> nodes;
     std::chrono::milliseconds tick{15000};
     // Prometheus' scrape interval, for the rate() window (prom::rate_window).
     std::chrono::milliseconds scrape_interval{15000};
@@ -150,16 +154,20 @@ public:
     Reconciler(const Reconciler&) = delete;
     Reconciler& operator=(const Reconciler&) = delete;
 
-    // Informers of PhaseAutoscalers and Running pods in the watched namespaces.
+    // Informers of PhaseAutoscalers and Running pods in the watched namespaces, and of nodes
+    // (their sizes bound the recommendations).
     void start();
     void stop();
     bool wait_for_sync(std::chrono::milliseconds timeout) const;
 
     // One pass over the informers' stores, at `now` (unix seconds).
     TickSummary tick(double now);
-    // The same over given objects (tests).
+    // The same over given objects (tests); pods on nodes not given keep the absolute ceiling.
     TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers,
                      const std::vector<kube::Store::ObjectPtr>& pods, double now);
+    TickSummary tick(const std::vector<kube::Store::ObjectPtr>& autoscalers,
+                     const std::vector<kube::Store::ObjectPtr>& pods,
+                     const std::vector<kube::Store::ObjectPtr>& nodes, double now);
     // Forgets the writes not sent yet (this replica stopped leading).
     std::size_t drop_pending_writes();
     // Blocks until every queued write was sent (tests: their results come in the next tick).
@@ -316,6 +324,8 @@ private:
     ReconcilerHooks hooks_;
     std::vector<std::unique_ptr<kube::Informer>> autoscaler_informers_;
     std::vector<std::unique_ptr<kube::Informer>> pod_informers_;
+    std::unique_ptr<kube::Informer> node_informer_;  // none when options_.nodes is shared
+    std::map<std::string, NodeSize> node_sizes_;     // this tick's, by node name
     std::shared_ptr<const model::PhaseModel> default_model_;
     std::string default_model_error_;
     std::map<std::string, ModelEntry> models_;            // ns/id

@@ -18,9 +18,11 @@ namespace phasescale::control {
 policy::PhaseOptions phase_options(const AutoscalerSpec& spec);
 
 // Why usage read from Prometheus cannot be real, or "" when it can: infinite ("non_finite"),
-// zero or negative ("not_positive"), more than any node has ("too_large"). NaN is missing data,
-// not a rejection.
-std::string implausible_usage(const policy::Amount& usage);
+// zero or negative ("not_positive"), more than any node has ("too_large"), more than the
+// container's node has (`node_capacity`, when known: "above_node"). NaN is missing data, not a
+// rejection.
+std::string implausible_usage(const policy::Amount& usage,
+                              const std::optional<policy::Amount>& node_capacity = std::nullopt);
 
 // The phase's name in the model (phasescale.io/phase shows it), or "unknown" for none.
 std::string phase_name(const model::PhaseModel& model, std::optional<int> phase);
@@ -56,12 +58,14 @@ struct TrackerInput {
     policy::Amount limits;         // and limits (0: none)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
+    // The capacity of the pod's node (none: not known); usage beyond it is rejected.
+    std::optional<policy::Amount> node_capacity;
 };
 
 struct TrackerStep {
     bool observed = false;  // false: the sample was skipped (missing or stale metrics)
     // Why a sample that was there was not believed (skipped like a missing one): "non_finite",
-    // "not_positive", "too_large"; empty otherwise.
+    // "not_positive", "too_large", "above_node"; empty otherwise.
     std::string rejected;
     bool oom_killed = false;  // a new OOM kill was seen in this sample
     bool phase_changed = false;

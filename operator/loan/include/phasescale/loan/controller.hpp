@@ -44,6 +44,9 @@ struct ControllerOptions {
     // every namespace, every pod not finished (kPodFieldSelector), each keeping at least what
     // trim_pod keeps. Its owner starts and stops it.
     std::shared_ptr<kube::Informer> pods;
+    // A node informer to read instead of one of its own (the operator shares the control loop's):
+    // every node, each keeping at least what trim_node keeps. Its owner starts and stops it.
+    std::shared_ptr<kube::Informer> nodes;
 };
 
 // The pods the loan controller must see: all but the finished ones.
@@ -143,15 +146,16 @@ private:
     std::unique_ptr<ClusterApi> cluster_;
     ControllerOptions options_;
     ControllerHooks hooks_;
-    std::unique_ptr<kube::Informer> nodes_;
-    std::shared_ptr<kube::Informer> pods_;  // its own, or options.pods
-    bool own_pods_ = false;
+    std::shared_ptr<kube::Informer> nodes_;  // its own, or options.nodes
+    std::shared_ptr<kube::Informer> pods_;   // its own, or options.pods
+    bool own_nodes_ = false, own_pods_ = false;
     std::map<std::string, LoanState> loans_;
 };
 
 // What the informers keep of a node (name, labels, resourceVersion, taints, unschedulable,
-// allocatable) and of a pod (name, namespace, uid, labels, owner references, node, the
-// containers' requests, deletionTimestamp).
+// allocatable, and capacity: all control::trim_node keeps, for a cache shared with it) and of a pod
+// (name, namespace, uid, labels, owner references, node, the containers' requests,
+// deletionTimestamp).
 void trim_node(nlohmann::json& node);
 void trim_pod(nlohmann::json& pod);
 
