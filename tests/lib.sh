@@ -22,6 +22,10 @@ wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds; 1 on timeou
         sleep 0.5
     done
 }
+wait_established() {  # wait_established CRD...: until every named CRD is Established
+    # (kubectl wait fails at once, "accessor error", while a new CRD has no status.conditions)
+    wait_for 60 kubectl wait --for=condition=Established --timeout=5s "${@/#/crd/}" > /dev/null 2>&1
+}
 summary() {  # summary NAME: the closing line, and the exit status
     echo "$1: $passed passed, $failures failed"
     [[ $failures == 0 ]]

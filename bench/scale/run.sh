@@ -73,7 +73,7 @@ testenv_started=1
 source "$env_file"
 export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
 kubectl apply -f "$root/crds/" > /dev/null
-kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+wait_established phaseautoscalers.phasescale.io
 
 # ------------------------------------------------------------------ namespaces, pods, autoscalers
 namespaces=()

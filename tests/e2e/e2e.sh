@@ -67,7 +67,7 @@ start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { echo "FAIL: Prom
 
 # The cluster side: CRD, namespaces, Guaranteed pods on KWOK nodes, PhaseAutoscalers.
 kubectl apply -f "$root/crds/" > /dev/null
-kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+wait_established phaseautoscalers.phasescale.io
 # The PhaseAutoscaler of the trainers: namespace, mode, cooldown seconds. The replay below gets
 # the same one, its cooldown in trace time.
 trainers_autoscaler() {
@@ -194,8 +194,7 @@ spec:
       storage: true
       schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 YAML
-kubectl wait --for=condition=Established crd/verticalpodautoscalers.autoscaling.k8s.io crd/trainingjobs.e2e.phasescale.io \
-    --timeout=30s > /dev/null
+wait_established verticalpodautoscalers.autoscaling.k8s.io trainingjobs.e2e.phasescale.io
 kubectl create namespace e2e-vpa > /dev/null
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: e2e.phasescale.io/v1

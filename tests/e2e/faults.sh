@@ -86,7 +86,7 @@ no_write() { [[ $(count_writes "$@") == 0 ]]; }
 # ---------------------------------------------------------------- identities and workload
 
 kubectl apply -f "$root/crds/" > /dev/null
-kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+wait_established phaseautoscalers.phasescale.io
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: v1
 kind: Namespace

@@ -103,7 +103,7 @@ spec:
       schema:
         openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 YAML
-kubectl wait --for=condition=Established crd/verticalpodautoscalers.autoscaling.k8s.io --timeout=30s > /dev/null
+wait_established verticalpodautoscalers.autoscaling.k8s.io
 # Resizes of trainer-1 by the operator are refused (422 Invalid, an admission decision, not an
 # authorization one): the same ResizeFailed Event again, which the operator patches.
 kubectl apply -f - > /dev/null <<YAML
@@ -142,7 +142,7 @@ else
 fi
 check "the release is deployed" bash -c "'$helm' status phasescale -n $release_ns | grep -q 'STATUS: deployed'"
 check "the chart's crds/ installed the PhaseAutoscaler CRD" \
-    kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s
+    wait_established phaseautoscalers.phasescale.io
 check "the Deployment has 2 available replicas" test \
     "$(kubectl get deployment "$sa" -n "$release_ns" -o jsonpath='{.status.availableReplicas}')" == 2
 # NOTES: the PhaseAutoscaler it shows is accepted by the API server.

@@ -113,7 +113,7 @@ start_prometheus "$work/prom" "$prom_port" "127.0.0.1:$exporter_port" "127.0.0.1
 
 # The CRD, and deploy/'s namespace and RBAC: the operator runs as deploy/'s ServiceAccount.
 kubectl apply -f "$root/crds/" -f "$root/deploy/00-namespace.yaml" -f "$root/deploy/10-rbac.yaml" > /dev/null
-kubectl wait --for=condition=Established crd/phaseautoscalers.phasescale.io --timeout=30s > /dev/null
+wait_established phaseautoscalers.phasescale.io
 # What the kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount.
 kubectl create token phasescale-operator -n "$system_ns" --duration=1h > "$sa_dir/token"
 cp "$PHASESCALE_TESTENV_CA_FILE" "$sa_dir/ca.crt"
