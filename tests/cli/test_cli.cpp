@@ -322,7 +322,7 @@ TEST_CASE("a bad command line exits with code 2", "[cli]") {
     CHECK_FALSE(fs::exists(dir / "model.json"));
 }
 
-TEST_CASE("simulate takes a trace without allocation columns; static from flags or skipped",
+TEST_CASE("simulate takes a trace without allocation columns, static from flags or skipped",
           "[cli]") {
     TempDir dir;
     const std::string trace = "../shared/data/torch/dev01-mlp.csv";
@@ -358,7 +358,7 @@ TEST_CASE("simulate takes a trace without allocation columns; static from flags 
     CHECK_FALSE(fs::exists(dir / "bad.json"));
 }
 
-TEST_CASE("simulate --autoscaler replays a PhaseAutoscaler's settings; the CRD's defaults without",
+TEST_CASE("simulate --autoscaler replays a PhaseAutoscaler's settings, the CRD's defaults without",
           "[cli]") {
     TempDir dir;
     const std::string trace = "../shared/data/torch/dev03-gru.csv";

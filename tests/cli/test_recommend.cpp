@@ -297,7 +297,7 @@ TEST_CASE("recommend: json, yaml and csv carry the same numbers", "[recommend]")
     CHECK_THROWS_WITH(render(report, "xml"), Contains("use table, json, yaml or csv"));
 }
 
-TEST_CASE("recommend --help explains; a bad command line exits with code 2", "[recommend]") {
+TEST_CASE("recommend --help explains, a bad command line exits with code 2", "[recommend]") {
     std::string out;
     REQUIRE(run_phasescale("recommend --help", out) == 0);
     for (const char* mention :

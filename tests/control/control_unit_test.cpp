@@ -178,7 +178,7 @@ TEST_CASE("spec: modes and container policies read as the VPA's, older spellings
                Catch::Matchers::Contains("resourcePolicy.containerPolicies[0].mode"));
 }
 
-TEST_CASE("spec: feature queries use {namespace} and {window}; the older ${...} reads the same",
+TEST_CASE("spec: feature queries use {namespace} and {window}, the older ${...} reads the same",
           "[unit]") {
     auto parsed = [](const std::string& query) {
         return parse_spec(
@@ -361,7 +361,7 @@ TEST_CASE("shown phase: a stable phase shows once it has held, not while it come
     CHECK(restored.since() == 50);
 }
 
-TEST_CASE("tracker: the shown phase waits out the hold; the stable phase does not", "[unit]") {
+TEST_CASE("tracker: the shown phase waits out the hold, the stable phase does not", "[unit]") {
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
     ContainerTracker t(model_ptr(), spec, 60);
     double now = 100;

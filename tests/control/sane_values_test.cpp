@@ -189,7 +189,7 @@ TEST_CASE("tracker: usage beyond the node's capacity is rejected as above_node",
     CHECK(t.samples() == 0);
 }
 
-TEST_CASE("targets: the node's room caps requests, over minAllowed; limits keep their ratio",
+TEST_CASE("targets: the node's room caps requests, over minAllowed, limits keep their ratio",
           "[unit]") {
     ContainerResources current;
     current.name = "c";

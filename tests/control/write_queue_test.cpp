@@ -68,7 +68,7 @@ TEST_CASE("write queue: results come back on the caller's thread, errors as text
 }
 
 TEST_CASE(
-    "write queue: a newer write of a waiting key replaces it; one key runs once at a time, in "
+    "write queue: a newer write of a waiting key replaces it, one key runs once at a time, in "
     "order",
     "[unit]") {
     WriteQueue q(4);

@@ -56,7 +56,7 @@ json widget_crd(const std::string& group) {
 
 }  // namespace
 
-TEST_CASE("custom resources: CRD installed; CR created, watched, patched, scaled, status updated",
+TEST_CASE("custom resources: CRD installed, CR created, watched, patched, scaled, status updated",
           "[integration][crd]") {
     auto client = kube_test::admin_client();
     // CRDs are cluster-scoped: a group of its own per run.

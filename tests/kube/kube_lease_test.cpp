@@ -16,7 +16,7 @@ using kube_test::wait_until;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-TEST_CASE("leader election: one leader at a time; takeover when the leader stops renewing",
+TEST_CASE("leader election: one leader at a time, takeover when the leader stops renewing",
           "[integration][lease]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-lease");
@@ -135,7 +135,7 @@ TEST_CASE("leader election: release on stop hands over at once", "[integration][
 }
 
 TEST_CASE(
-    "leader election: writes are fenced on a fresh lease; a replica whose renewals stall writes "
+    "leader election: writes are fenced on a fresh lease, a replica whose renewals stall writes "
     "nothing",
     "[integration][lease-fence]") {
     auto admin = kube_test::admin_client();

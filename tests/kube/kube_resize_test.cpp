@@ -39,7 +39,7 @@ std::optional<json> condition(const json& pod, const std::string& type) {
 }  // namespace
 
 TEST_CASE(
-    "resize: accepted, shown in spec and status; QoS change rejected; beyond the node Infeasible",
+    "resize: accepted, shown in spec and status, QoS change rejected, beyond the node Infeasible",
     "[integration][resize]") {
     auto client = kube_test::admin_client();
     TestNamespace ns(client, "kube-it-resize");

@@ -49,7 +49,7 @@ int weight_of(const std::vector<KnapsackClass>& classes, const KnapsackChoice& c
 
 }  // namespace
 
-TEST_CASE("knapsack: dynamic programming equals brute force; greedy is never better",
+TEST_CASE("knapsack: dynamic programming equals brute force, greedy is never better",
           "[cluster][knapsack]") {
     phasescale::model::Random random(7);
     int greedy_worse = 0;
