@@ -849,7 +849,8 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             if (room) room->reserve(i, target.wanted.requests);
         }
         add_container(outcome.containers, c, t.target, t.uncapped);
-        ++outcome.containers_per_phase[phase_name(t.tracker->model(), t.phase)];
+        // The phase each container shows (its label's), as podsPerPhase counts pods.
+        ++outcome.containers_per_phase[phase_name(t.tracker->model(), t.tracker->shown().phase())];
         if (!reading.phase && t.tracker->shown().phase()) {
             reading.phase = t.tracker->shown().phase();
             reading.phase_since = t.tracker->shown().since();
