@@ -58,8 +58,9 @@ constexpr const char* kDescription =
     R"(phasescale-operator: sizes deep-learning training containers by their phase.
 
 It watches the PhaseAutoscalers (phasescale.io/v1alpha1) of the watched namespaces, their
-Running pods and the nodes (no container is given more than its node's allocatable). Every --tick it reads the model's features for each namespace from Prometheus (one
-query per feature and namespace), infers each container's phase, and by the autoscaler's mode:
+Running pods and the nodes (no container is given more than its node's allocatable). Every
+--tick it reads the model's features for each namespace from Prometheus (one query per feature
+and namespace), infers each container's phase, and by the autoscaler's mode:
   Off        recommends (as the VPA's Off): labels pods with phasescale.io/phase, annotates
              phase-name, phase-since and recommendation, writes status.recommendation
              (Recommend, the older name, means the same)
