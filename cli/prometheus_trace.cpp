@@ -73,19 +73,20 @@ CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool req
         "--selector", s.selector,
         "Label selector over the pods (app=train,tier in (a,b),!canary); needs kube-state-metrics' "
         "kube_pod_labels with those labels. Empty: every container of the namespace"));
-    with_url(app->add_option(since_flag, s.since,
-                             "How far back to read, e.g. 6h, 14d (a duration, README: Durations)")
-                 ->capture_default_str());
+    with_url(
+        app->add_option(since_flag, s.since,
+                        "How far back to read, e.g. 6h, 14d (a duration, docs/cli.md: Durations)")
+            ->capture_default_str());
     with_url(app->add_option("--step", s.step,
                              "One sample every STEP: use the operator's --tick, the period the "
-                             "model will run at (a duration, README: Durations)")
+                             "model will run at (a duration, docs/cli.md: Durations)")
                  ->capture_default_str());
     with_url(app->add_option("--scrape-interval", s.scrape_interval,
                              "Prometheus' scrape interval: CPU is a rate over max(4 scrapes, STEP) "
-                             "(a duration, README: Durations)")
+                             "(a duration, docs/cli.md: Durations)")
                  ->capture_default_str());
     with_url(app->add_option("--prometheus-timeout", s.timeout,
-                             "Timeout of one range query (a duration, README: Durations)")
+                             "Timeout of one range query (a duration, docs/cli.md: Durations)")
                  ->capture_default_str());
     return url;
 }

@@ -136,20 +136,20 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
         "comma-separated Prometheus URLs a PhaseAutoscaler's spec.prometheus.url may name, besides "
         "--prometheus-url; the operator sends them its Prometheus credentials (default: none)");
     app.add_option("--prometheus-timeout", prometheus_timeout,
-                   "timeout of one Prometheus query (a duration, README: Durations)")
+                   "timeout of one Prometheus query (a duration, docs/cli.md: Durations)")
         ->capture_default_str();
-    app.add_option(
-           "--tick", tick,
-           "time between two reconcile passes, e.g. 15s, 500ms, 1m (a duration, README: Durations)")
+    app.add_option("--tick", tick,
+                   "time between two reconcile passes, e.g. 15s, 500ms, 1m (a duration, "
+                   "docs/cli.md: Durations)")
         ->capture_default_str();
     app.add_option(
            "--scrape-interval", scrape,
            "Prometheus' scrape interval of the cAdvisor metrics: the rate() window; a --tick "
-           "shorter than it is warned about (a duration, README: Durations)")
+           "shorter than it is warned about (a duration, docs/cli.md: Durations)")
         ->capture_default_str();
     app.add_option("--phase-label-hold", phase_label_hold,
                    "a pod's phasescale.io/phase label moves to a new phase once that phase has "
-                   "held this long (a duration, README: Durations; 0: at once)")
+                   "held this long (a duration, docs/cli.md: Durations; 0: at once)")
         ->capture_default_str();
     app.add_flag(
         "--allow-insecure-kube-http", s.allow_http_kube,
@@ -179,7 +179,7 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
                    "namespace of the Lease (default: the kubeconfig's or pod's namespace)");
     app.add_option("--lease-name", s.lease_name, "name of the Lease")->capture_default_str();
     app.add_option("--stuck-after", stuck_after,
-                   "/healthz fails once no tick has ended for this long (a duration, README: "
+                   "/healthz fails once no tick has ended for this long (a duration, docs/cli.md: "
                    "Durations; default: max(5 x --tick, 60s))");
     app.add_option("--metrics-addr", s.metrics_addr, "HOST:PORT for /metrics, /healthz and /readyz")
         ->capture_default_str();

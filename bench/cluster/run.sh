@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Aryl against the baseline (README, bench/cluster/README.md): a 15-day window of the Philly
+# Aryl against the baseline (docs/capacity-loans.md, bench/cluster/README.md): a 15-day window of the Philly
 # trace (cluster 6214e9) and a generated 15-day trace, each with a generated diurnal inference
 # load. Run from anywhere after scripts/build.sh (PHASESCALE_BUILD_DIR=other-build to use
 # another build); writes out/cluster/*.json and *.html and prints the tables.

@@ -1,5 +1,5 @@
 #pragma once
-// The simulator's report as JSON (layout documented in README.md, "simulate") and as one
+// The simulator's report as JSON (layout documented in docs/cli.md, "simulate") and as one
 // self-contained HTML page.
 
 #include <phasescale/sim/experiment.hpp>
