@@ -1,5 +1,5 @@
 #pragma once
-// The one duration grammar of every flag, the operator's and the CLI's (README: Durations):
+// The one duration grammar of every flag, the operator's and the CLI's (docs/cli.md: Durations):
 // a number, decimals allowed, and a unit: ms, s, m, h, d (24 h) or w (7 d), as in 500ms, 1.5s,
 // 5m, 2h, 14d, 1w. A number without a unit is seconds. At least 1 ms, at most kMaxDuration;
 // fractions of a millisecond are dropped.
