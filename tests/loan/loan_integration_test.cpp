@@ -129,6 +129,44 @@ struct Cleanup {
     }
 };
 
+// The CapacityLoan CRD, and a TrainingJob CRD of a group of its own (returned) with /scale; the
+// latter removed by `cleanup`.
+std::string install_crds(const kube::Client& client, Cleanup& cleanup, const std::string& run) {
+    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
+                   "/crds/phasescale.io_capacityloans.yaml");
+    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
+    const std::string group = "it-" + run + ".phasescale.io";
+    client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
+    cleanup.objects.push_back(
+        {kube::resources::custom_resource_definitions, "trainingjobs." + group});
+    REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
+    return group;
+}
+
+// A CapacityLoan over the run's inference and training pools (gpu_node's pool labels), whose
+// elastic jobs are the TrainingJobs labelled elastic=true of `ns`, at most 6 replicas each.
+json capacity_loan(const std::string& name, const std::string& run, int required_servers,
+                   const json& training, const std::string& group, const std::string& ns) {
+    const json elastic = {{"group", group},
+                          {"version", "v1"},
+                          {"resource", "trainingjobs"},
+                          {"namespace", ns},
+                          {"maxReplicas", 6},
+                          {"selector", {{"matchLabels", {{"elastic", "true"}}}}}};
+    return {
+        {"apiVersion", "phasescale.io/v1alpha1"},
+        {"kind", "CapacityLoan"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"inferencePool",
+           {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
+          {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
+          {"inference", {{"requiredServers", required_servers}}},
+          {"training",
+           {{"podSelector", {{"matchLabels", training}}},
+            {"elasticJobs", json::array({elastic})}}}}}};
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -139,15 +177,7 @@ TEST_CASE(
     const std::string run = kube_test::suffix();
     Cleanup cleanup{client, {}};
 
-    // The CapacityLoan CRD, and a TrainingJob CRD of a group of its own with /scale.
-    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
-                   "/crds/phasescale.io_capacityloans.yaml");
-    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
-    const std::string group = "it-" + run + ".phasescale.io";
-    client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
-    cleanup.objects.push_back(
-        {kube::resources::custom_resource_definitions, "trainingjobs." + group});
-    REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
+    const std::string group = install_crds(client, cleanup, run);
     const kube::Resource jobs{group, "v1", "trainingjobs", "TrainingJob", true};
 
     // 4 inference and 2 training nodes of 8 GPUs.
@@ -210,25 +240,8 @@ TEST_CASE(
     create_pod(gpu_pod("y-0", trn[0], 4, training, y_owner));
 
     const std::string cl = "loan-it-" + run;
-    client.create(
-        loan::resources::capacity_loans, "",
-        {{"apiVersion", "phasescale.io/v1alpha1"},
-         {"kind", "CapacityLoan"},
-         {"metadata", {{"name", cl}}},
-         {"spec",
-          {{"inferencePool",
-            {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
-           {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
-           {"inference", {{"requiredServers", 4}}},
-           {"training",
-            {{"podSelector", {{"matchLabels", training}}},
-             {"elasticJobs",
-              json::array({{{"group", group},
-                            {"version", "v1"},
-                            {"resource", "trainingjobs"},
-                            {"namespace", ns.name()},
-                            {"maxReplicas", 6},
-                            {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
+    client.create(loan::resources::capacity_loans, "",
+                  capacity_loan(cl, run, 4, training, group, ns.name()));
     cleanup.objects.push_back({loan::resources::capacity_loans, cl});
     auto status = [&] {
         return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object());
@@ -437,14 +450,7 @@ TEST_CASE(
     auto client = kube_test::admin_client();
     const std::string run = kube_test::suffix();
     Cleanup cleanup{client, {}};
-    kube_test::run("kubectl apply -f " + std::string(PHASESCALE_SOURCE_DIR) +
-                   "/crds/phasescale.io_capacityloans.yaml");
-    REQUIRE(wait_until([&] { return established(client, "capacityloans.phasescale.io"); }, 30s));
-    const std::string group = "it-" + run + ".phasescale.io";
-    client.create(kube::resources::custom_resource_definitions, "", training_job_crd(group));
-    cleanup.objects.push_back(
-        {kube::resources::custom_resource_definitions, "trainingjobs." + group});
-    REQUIRE(wait_until([&] { return established(client, "trainingjobs." + group); }, 30s));
+    const std::string group = install_crds(client, cleanup, run);
     const kube::Resource jobs{group, "v1", "trainingjobs", "TrainingJob", true};
 
     // 3 inference nodes and 1 training node of 8 GPUs.
@@ -492,25 +498,8 @@ TEST_CASE(
     create_pod(gpu_pod("y-0", trn, 4, training));  // inelastic: the training node is full
 
     const std::string cl = "loan-it-scale-" + run;
-    client.create(
-        loan::resources::capacity_loans, "",
-        {{"apiVersion", "phasescale.io/v1alpha1"},
-         {"kind", "CapacityLoan"},
-         {"metadata", {{"name", cl}}},
-         {"spec",
-          {{"inferencePool",
-            {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-inference"}}}}}}},
-           {"trainingPool", {{"nodeSelector", {{"matchLabels", {{kPoolKey, run + "-training"}}}}}}},
-           {"inference", {{"requiredServers", 3}}},
-           {"training",
-            {{"podSelector", {{"matchLabels", training}}},
-             {"elasticJobs",
-              json::array({{{"group", group},
-                            {"version", "v1"},
-                            {"resource", "trainingjobs"},
-                            {"namespace", ns.name()},
-                            {"maxReplicas", 6},
-                            {"selector", {{"matchLabels", {{"elastic", "true"}}}}}}})}}}}}});
+    client.create(loan::resources::capacity_loans, "",
+                  capacity_loan(cl, run, 3, training, group, ns.name()));
     cleanup.objects.push_back({loan::resources::capacity_loans, cl});
     auto status = [&] {
         return client.get(loan::resources::capacity_loans, "", cl).value("status", json::object());
