@@ -66,6 +66,22 @@ free_port() {  # a TCP port nothing listens on (20000-29999)
 
 # start_prometheus DIR PORT TARGET...: a real Prometheus scraping TARGETs (host:port) every
 # ${PROM_SCRAPE_INTERVAL:-1s}, data and prometheus.log in DIR; waits until it is ready.
+trainer_pod() {  # trainer_pod NAME NAMESPACE NODE CPU MEMORY: the YAML of a Guaranteed pod
+    # labelled app=train on NODE, one container "main" with CPU and MEMORY as requests and limits
+    cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $2, labels: {app: train}}
+spec:
+  nodeName: $3
+  containers:
+    - name: main
+      image: trainer
+      resources:
+        requests: {cpu: "$4", memory: $5}
+        limits: {cpu: "$4", memory: $5}
+YAML
+}
 start_prometheus() {
     local dir=$1 port=$2; shift 2
     local targets="" t interval=${PROM_SCRAPE_INTERVAL:-1s} timeout=900ms

@@ -91,19 +91,7 @@ for i in 0 1 2; do
     ns=${namespaces[$i]}
     kubectl create namespace "$ns" > /dev/null
     for j in 0 1 2; do
-        kubectl apply -f - > /dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer-$j, namespace: $ns, labels: {app: train}}
-spec:
-  nodeName: kwok-node-$j
-  containers:
-    - name: main
-      image: trainer
-      resources:
-        requests: {cpu: "2", memory: 4Gi}
-        limits: {cpu: "2", memory: 4Gi}
-YAML
+        trainer_pod "trainer-$j" "$ns" "kwok-node-$j" 2 4Gi | kubectl apply -f - > /dev/null
     done
     trainers_autoscaler "$ns" "${modes[$i]}" 3 | kubectl apply -f - > /dev/null
 done
@@ -138,19 +126,8 @@ YAML
 # the trace's usage): resized up to the node's allocatable, never past it (else KWOK, as the
 # kubelet, would say Infeasible), and reported NodeCapacity.
 kubectl create namespace e2e-node > /dev/null
+trainer_pod big e2e-node kwok-node-2 2 4Gi | kubectl apply -f - > /dev/null
 kubectl apply -f - > /dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: big, namespace: e2e-node, labels: {app: train}}
-spec:
-  nodeName: kwok-node-2
-  containers:
-    - name: main
-      image: trainer
-      resources:
-        requests: {cpu: "2", memory: 4Gi}
-        limits: {cpu: "2", memory: 4Gi}
----
 apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
 metadata: {name: trainers, namespace: e2e-node}

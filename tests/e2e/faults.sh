@@ -149,19 +149,7 @@ done
 
 kubectl create namespace "$app" > /dev/null
 for j in 0 1 2; do
-    kubectl apply -f - > /dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer-$j, namespace: $app, labels: {app: train}}
-spec:
-  nodeName: kwok-node-$j
-  containers:
-    - name: main
-      image: trainer
-      resources:
-        requests: {cpu: "2", memory: 4Gi}
-        limits: {cpu: "2", memory: 4Gi}
-YAML
+    trainer_pod "trainer-$j" "$app" "kwok-node-$j" 2 4Gi | kubectl apply -f - > /dev/null
 done
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: phasescale.io/v1alpha1

@@ -157,19 +157,7 @@ check "deploy/ is accepted by the API server (server-side dry run)" bash -c \
 
 # ------------------------------------------------------------------ workload
 for i in 0 1; do
-    kubectl apply -f - > /dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer-$i, namespace: $ns, labels: {app: train}}
-spec:
-  nodeName: kwok-node-$i
-  containers:
-    - name: main
-      image: trainer
-      resources:
-        requests: {cpu: "7", memory: 28Gi}
-        limits: {cpu: "7", memory: 28Gi}
-YAML
+    trainer_pod "trainer-$i" "$ns" "kwok-node-$i" 7 28Gi | kubectl apply -f - > /dev/null
 done
 # InPlace, the chart's model ConfigMap, at most 4 cores and 8Gi: both pods are always
 # asked to shrink from 7 cores and 28Gi.

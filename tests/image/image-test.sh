@@ -122,19 +122,8 @@ chmod 644 "$sa_dir"/*
 
 # One Guaranteed pod at 7 cores and 28Gi; InPlace, at most 4 cores and 8Gi: it must shrink.
 kubectl create namespace "$ns" > /dev/null
+trainer_pod trainer-0 "$ns" kwok-node-0 7 28Gi | kubectl apply -f - > /dev/null
 kubectl apply -f - > /dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer-0, namespace: $ns, labels: {app: train}}
-spec:
-  nodeName: kwok-node-0
-  containers:
-    - name: main
-      image: trainer
-      resources:
-        requests: {cpu: "7", memory: 28Gi}
-        limits: {cpu: "7", memory: 28Gi}
----
 apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
 metadata: {name: trainers, namespace: $ns}
