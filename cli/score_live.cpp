@@ -1,0 +1,431 @@
+// phasescale score-live: what pods of a live (test) cluster were allocated while a replay
+// exporter served them a trace, scored by the simulator's own accounting (sim::Scorer), and how
+// a live VerticalPodAutoscaler's recommendations compare with `simulate --policy vpa`
+// (tests/vpa-compare/README.md).
+
+#include "command.hpp"
+
+#include <phasescale/control/quantity.hpp>
+#include <phasescale/policy/vpa.hpp>
+#include <phasescale/sim/replay.hpp>
+#include <phasescale/sim/report.hpp>
+
+#include <replay.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace phasescale::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ScoreLiveArgs {
+    replay::Options replay;  // as the exporter was started
+    double start = 0;        // unix time of the exporter's trace time 0
+    std::string pods;        // pod watch events, JSON lines
+    std::optional<double> from, to;
+    std::string json_out;
+    std::string served_trace;  // the aggregate trace a VPA sees, for simulate
+    double resolution = 15;
+    std::string vpa;        // VPA watch events, JSON lines
+    std::string simulated;  // simulate --allocations of served_trace
+    double lag = 30;
+};
+
+// One observation of a pod: its spec's allocation and, once the node reports it, the status's.
+struct PodEvent {
+    double t = 0;
+    std::string type, uid;
+    std::optional<policy::Allocation> spec;
+    std::optional<policy::Amount> status_requests;
+};
+
+[[noreturn]] void bad_line(const std::string& file, std::size_t line, const std::string& what) {
+    throw UsageError(file + ":" + std::to_string(line) + ": " + what);
+}
+
+double quantity(const json& j, const char* key, const std::string& file, std::size_t line) {
+    if (!j.is_object() || !j.contains(key)) bad_line(file, line, std::string("no ") + key);
+    const auto v = control::quantity_of(j.at(key));
+    if (!v) bad_line(file, line, std::string("bad quantity for ") + key);
+    return *v;
+}
+
+policy::Amount amount(const json& j, const std::string& file, std::size_t line) {
+    return {quantity(j, "cpu", file, line), quantity(j, "memory", file, line)};
+}
+
+std::vector<json> read_json_lines(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError(path + ": cannot open");
+    std::vector<json> out;
+    std::string text;
+    for (std::size_t line = 1; std::getline(in, text); ++line) {
+        if (text.empty()) continue;
+        try {
+            out.push_back(json::parse(text));
+        } catch (const json::exception& e) {
+            bad_line(path, line, e.what());
+        }
+        if (!out.back().contains("t") || !out.back().at("t").is_number())
+            bad_line(path, line, "no time \"t\"");
+    }
+    return out;
+}
+
+// The recorder's lines: {"t", "type", "pod", "uid", "requests", "limits", "status_requests"}.
+std::map<std::string, std::vector<PodEvent>> read_pod_events(const std::string& path) {
+    std::map<std::string, std::vector<PodEvent>> pods;
+    std::size_t line = 0;
+    for (const json& j : read_json_lines(path)) {
+        ++line;
+        PodEvent e;
+        e.t = j.at("t").get<double>();
+        e.type = j.value("type", "");
+        e.uid = j.value("uid", "");
+        if (e.type != "DELETED") {
+            e.spec = policy::Allocation{amount(j.value("requests", json()), path, line),
+                                        amount(j.value("limits", json()), path, line)};
+            if (j.contains("status_requests") && !j.at("status_requests").is_null())
+                e.status_requests = amount(j.at("status_requests"), path, line);
+        }
+        pods[j.value("pod", "")].push_back(std::move(e));
+    }
+    for (auto& [pod, events] : pods)
+        std::stable_sort(events.begin(), events.end(),
+                         [](const PodEvent& a, const PodEvent& b) { return a.t < b.t; });
+    return pods;
+}
+
+bool same_requests(const policy::Amount& a, const policy::Amount& b) {
+    return a.cpu == b.cpu && a.memory == b.memory;
+}
+
+// What the watch saw of one pod: resizes (spec changes of one UID), those the node then
+// reported in the container's status, re-creations (a new UID) and deletions, in [from, to].
+struct PodChanges {
+    std::size_t resizes = 0, resizes_in_status = 0, recreations = 0, deletions = 0;
+};
+
+PodChanges changes_of(const std::vector<PodEvent>& events, double from, double to) {
+    PodChanges c;
+    const PodEvent* last = nullptr;  // the last event of a live pod
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const PodEvent& e = events[i];
+        const bool inside = e.t >= from && e.t <= to;
+        if (e.type == "DELETED") {
+            c.deletions += inside;
+            last = nullptr;
+            continue;
+        }
+        if (last && last->uid != e.uid) c.recreations += inside;
+        if (last && last->uid == e.uid && !same_requests(last->spec->request, e.spec->request) &&
+            inside) {
+            ++c.resizes;
+            for (std::size_t k = i; k < events.size() && events[k].uid == e.uid; ++k)
+                if (events[k].status_requests &&
+                    same_requests(*events[k].status_requests, e.spec->request)) {
+                    ++c.resizes_in_status;
+                    break;
+                }
+        }
+        last = &e;
+    }
+    return c;
+}
+
+// The spec in force at unix time t: the last event at or before it; none while no pod exists.
+std::optional<policy::Allocation> in_force(const std::vector<PodEvent>& events, double t) {
+    std::optional<policy::Allocation> a;
+    for (const PodEvent& e : events) {
+        if (e.t > t) break;
+        a = e.type == "DELETED" ? std::nullopt : e.spec;
+    }
+    return a;
+}
+
+struct PodResult {
+    sim::Replay replay;
+    PodChanges changes;
+    std::size_t samples_without_pod = 0;
+};
+
+// Scores the samples served to pod `i` in the window against the spec in force at each.
+PodResult score_pod(const replay::Replay& r, std::size_t i, const std::vector<PodEvent>& events,
+                    const ScoreLiveArgs& a) {
+    const replay::PodTrace& p = r.pods()[i];
+    const double speed = r.speed();
+    sim::Container c;
+    c.id = p.pod;
+    std::vector<policy::Allocation> allocations;
+    PodResult out;
+    for (const replay::ServedSample& s :
+         r.served(i, (*a.from - a.start) * speed, (*a.to - a.start) * speed)) {
+        const auto alloc = in_force(events, a.start + std::max(s.trace_time / speed, *a.from - a.start));
+        if (!alloc) {
+            ++out.samples_without_pod;
+            continue;
+        }
+        c.timestamps.push_back(s.trace_time);
+        c.usage.push_back({p.cpu[s.index], p.memory[s.index]});
+        allocations.push_back(*alloc);
+    }
+    out.replay = sim::score_allocations(c, allocations);
+    out.changes = changes_of(events, *a.from, *a.to);
+    return out;
+}
+
+json changes_json(const PodChanges& c) {
+    return {{"resizes", c.resizes},
+            {"resizes_in_status", c.resizes_in_status},
+            {"recreations", c.recreations},
+            {"deletions", c.deletions}};
+}
+
+// ------------------------------------------------------------------ the aggregate trace
+
+// The CPU cores pod `i` used on average over trace time [a, b], and its memory at b.
+policy::Amount scraped(const replay::Replay& r, std::size_t i, double a, double b) {
+    const replay::PodTrace& p = r.pods()[i];
+    const auto served = r.served(i, a, b);
+    double core_seconds = 0;
+    for (std::size_t k = 0; k < served.size(); ++k) {
+        const double begin = std::max(a, served[k].trace_time);
+        const double end = k + 1 < served.size() ? served[k + 1].trace_time : b;
+        core_seconds += p.cpu[served[k].index] * std::max(0.0, end - begin);
+    }
+    const double memory = served.empty() ? 0 : p.memory[served.back().index];
+    return {b > a ? core_seconds / (b - a) : 0, memory};
+}
+
+// What metrics-server reports every `resolution` wall seconds for all the pods, as one
+// execution "aggregate" in unix time: the samples a VPA's aggregate state of the workload gets.
+// Pods of one scrape are a millisecond apart, as the VPA drops a CPU sample not newer than the
+// last one of its container.
+void write_served_trace(const replay::Replay& r, const ScoreLiveArgs& a) {
+    OutputFile out(a.served_trace);
+    std::fprintf(out.stream(), "pod.id,timestamp,cpu.usage.cores,mem.working.set\n");
+    const double speed = r.speed();
+    for (double w = *a.from + a.resolution; w <= *a.to; w += a.resolution) {
+        for (std::size_t i = 0; i < r.pods().size(); ++i) {
+            const double b = (w - a.start) * speed;
+            const policy::Amount u = scraped(r, i, b - a.resolution * speed, b);
+            std::fprintf(out.stream(), "aggregate,%.3f,%.6f,%.0f\n", w + 0.001 * i, u.cpu,
+                         u.memory);
+        }
+    }
+    out.commit();
+}
+
+// ------------------------------------------------------------------ VPA fidelity
+
+struct Target {
+    double t = 0;
+    policy::Amount target;
+};
+
+int bucket_distance(const policy::ExponentialBuckets& b, double x, double y) {
+    return std::abs(b.find(x) - b.find(y));
+}
+
+// The simulated targets (simulate --allocations, policy vpa) in time order.
+std::vector<Target> read_simulated(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError(path + ": cannot open");
+    std::string line;
+    std::getline(in, line);
+    if (line.rfind("policy,id,index,timestamp,cpu_request,memory_request", 0) != 0)
+        throw UsageError(path + ": not the CSV of simulate --allocations");
+    std::vector<Target> out;
+    while (std::getline(in, line)) {
+        if (line.rfind("vpa,", 0) != 0) continue;
+        std::vector<std::string> f;
+        std::size_t p = 0;
+        for (std::size_t q; (q = line.find(',', p)) != std::string::npos; p = q + 1)
+            f.push_back(line.substr(p, q - p));
+        f.push_back(line.substr(p));
+        if (f.size() < 6) throw UsageError(path + ": short line: " + line);
+        out.push_back({std::stod(f[3]), {std::stod(f[4]), std::stod(f[5])}});
+    }
+    if (out.empty()) throw UsageError(path + ": no row of policy vpa");
+    return out;
+}
+
+// For every simulated sample after the live VPA's first recommendation, the distance in VPA
+// histogram buckets between the live target then and the nearest simulated target of the `lag`
+// seconds before (the live recommender sees a sample a scrape and a loop later).
+json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& simulated,
+              const ScoreLiveArgs& a) {
+    std::vector<Target> live;
+    json last;
+    for (const json& j : live_lines)
+        if (j.contains("target") && !j.at("target").is_null()) {
+            live.push_back({j.at("t").get<double>(), amount(j.at("target"), a.vpa, 0)});
+            last = j;
+        }
+    json out = {{"records", live.size()}, {"lag_seconds", a.lag}};
+    if (live.empty()) return out;
+    out["last"] = last;
+    struct Stat {
+        int max = 0;
+        double sum = 0;
+        std::size_t n = 0, within_one = 0;
+        void add(int d) {
+            max = std::max(max, d);
+            sum += d;
+            ++n;
+            within_one += d <= 1;
+        }
+        json to_json() const {
+            return {{"compared", n},
+                    {"max_buckets", max},
+                    {"mean_buckets", n ? sum / n : 0.0},
+                    {"within_one_bucket_share", n ? static_cast<double>(within_one) / n : 1.0}};
+        }
+    } cpu, memory;
+    std::size_t l = 0;
+    for (const Target& s : simulated) {
+        if (s.t < live.front().t || s.t > *a.to) continue;
+        while (l + 1 < live.size() && live[l + 1].t <= s.t) ++l;
+        int dc = std::numeric_limits<int>::max(), dm = dc;
+        for (const Target& o : simulated) {
+            if (o.t < s.t - a.lag || o.t > s.t) continue;
+            dc = std::min(dc, bucket_distance(policy::vpa_cpu_buckets(), live[l].target.cpu,
+                                              o.target.cpu));
+            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(),
+                                              live[l].target.memory, o.target.memory));
+        }
+        cpu.add(dc);
+        memory.add(dm);
+    }
+    out["cpu"] = cpu.to_json();
+    out["memory"] = memory.to_json();
+    return out;
+}
+
+// ------------------------------------------------------------------ the command
+
+void print_table(const std::string& ns, const sim::Score& s, const PodChanges& c,
+                 std::size_t pods) {
+    std::printf("%-16s %5s %12s %12s %10s %12s %9s %8s %8s %11s\n", "namespace", "pods",
+                "cpu_core_h", "mem_GiB_h", "cpu_fulfil", "cpu_short_h", "oom_kills", "resizes",
+                "in_status", "recreations");
+    std::printf("%-16s %5zu %12.4f %12.4f %10.4f %12.4f %9zu %8zu %8zu %11zu\n", ns.c_str(),
+                pods, s.cpu.allocated / 3600, s.memory.allocated / 3600 / (1024.0 * 1024 * 1024),
+                s.cpu.fulfilment(), s.cpu.shortfall / 3600, s.oom_kills, c.resizes,
+                c.resizes_in_status, c.recreations + c.deletions);
+}
+
+int run_score_live(ScoreLiveArgs& a) {
+    const replay::Replay r = replay::Replay::from_options(a.replay);
+    const auto events = read_pod_events(a.pods);
+    double first = std::numeric_limits<double>::infinity(), last = -first;
+    for (const auto& [pod, ev] : events) {
+        first = std::min(first, ev.front().t);
+        last = std::max(last, ev.back().t);
+    }
+    if (!a.from) a.from = std::max(a.start, first);
+    if (!a.to) a.to = last;
+    if (!(*a.to > *a.from)) throw UsageError("the window --from .. --to is empty");
+
+    json pods = json::object();
+    sim::Score total;
+    PodChanges changes;
+    for (std::size_t i = 0; i < r.pods().size(); ++i) {
+        const std::string& name = r.pods()[i].pod;
+        const auto it = events.find(name);
+        if (it == events.end()) throw UsageError("pod " + name + ": the watch never saw it");
+        const PodResult p = score_pod(r, i, it->second, a);
+        total.add(p.replay.score);
+        changes.resizes += p.changes.resizes;
+        changes.resizes_in_status += p.changes.resizes_in_status;
+        changes.recreations += p.changes.recreations;
+        changes.deletions += p.changes.deletions;
+        json j = changes_json(p.changes);
+        j["score"] = sim::score_json(p.replay.score);
+        j["samples_without_pod"] = p.samples_without_pod;
+        pods[name] = j;
+    }
+    json report = {{"namespace", a.replay.ns},
+                   {"speed", r.speed()},
+                   {"window", {{"from", *a.from}, {"to", *a.to}, {"wall_seconds", *a.to - *a.from}}},
+                   {"pods", pods},
+                   {"total", changes_json(changes)}};
+    report["total"]["score"] = sim::score_json(total);
+    report["total"]["pods"] = r.pods().size();
+    if (!a.served_trace.empty()) write_served_trace(r, a);
+    if (!a.vpa.empty()) {
+        if (a.simulated.empty()) throw UsageError("--vpa needs --simulated");
+        report["vpa"] = fidelity(read_json_lines(a.vpa), read_simulated(a.simulated), a);
+    }
+    if (!a.json_out.empty()) {
+        OutputFile out(a.json_out);
+        std::fprintf(out.stream(), "%s\n", report.dump(2).c_str());
+        out.commit();
+    }
+    print_table(a.replay.ns, total, changes, r.pods().size());
+    return 0;
+}
+
+}  // namespace
+
+Command add_score_live_command(CLI::App& parent) {
+    auto args = std::make_shared<ScoreLiveArgs>();
+    CLI::App* app = parent.add_subcommand(
+        "score-live",
+        "Score the requests and limits that pods of a live cluster had while "
+        "phasescale-replay-exporter served them a trace, with the simulator's accounting "
+        "(allocation integrated over trace time, CPU shortfall and fulfilment, OOM kills: memory "
+        "usage over the limit), from a recording of the pods (JSON lines of a watch: t, type, "
+        "pod, uid, requests, limits, status_requests); count resizes (spec changes of one UID), "
+        "those the node reported in the status, re-creations and deletions. Optionally write the "
+        "samples a VPA of these pods sees (--served-trace) and compare a live VPA's targets with "
+        "`simulate --policy vpa` on it (--vpa, --simulated). Prints a table; --json the report");
+    ScoreLiveArgs& a = *args;
+    app->add_option("--trace", a.replay.traces, "The trace(s) the exporter replays")
+        ->required()
+        ->delimiter(',');
+    app->add_option("--namespace", a.replay.ns, "The exporter's --namespace")->required();
+    app->add_option("--speed", a.replay.speed, "The exporter's --speed")->required();
+    app->add_flag("--loop", a.replay.loop, "The exporter loops (--loop)");
+    app->add_option_function<std::string>(
+        "--pod-map", [&a](const std::string& m) { a.replay.pod_map = replay::parse_pod_map(m); },
+        "The exporter's --pod-map");
+    app->add_option("--start", a.start,
+                    "Unix time of the exporter's trace time 0 (its phasescale_replay_trace_seconds "
+                    "= (now - start) x speed)")
+        ->required();
+    app->add_option("--pods", a.pods, "The pods' watch, JSON lines")->required();
+    app->add_option("--from", a.from, "Unix time the scored window starts (default: --start or "
+                                      "the first event, the later)");
+    app->add_option("--to", a.to, "Unix time it ends (default: the last event)");
+    app->add_option("--json", a.json_out, "Where to write the JSON report");
+    app->add_option("--served-trace", a.served_trace,
+                    "Where to write what metrics-server reports every --resolution seconds for "
+                    "all the pods, as one execution in unix time (CSV, for simulate)");
+    app->add_option("--resolution", a.resolution, "metrics-server's --metric-resolution, s")
+        ->check(CLI::PositiveNumber);
+    app->add_option("--vpa", a.vpa,
+                    "The live VPA's watch, JSON lines: t, target, lowerBound, upperBound");
+    app->add_option("--simulated", a.simulated,
+                    "simulate --allocations CSV of the --served-trace, with policy vpa");
+    app->add_option("--lag", a.lag,
+                    "Seconds the live recommendation may lag the simulated one (a scrape and a "
+                    "recommender loop)")
+        ->check(CLI::NonNegativeNumber);
+    return {app, [args] { return run_score_live(*args); }};
+}
+
+}  // namespace phasescale::cli
