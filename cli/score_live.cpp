@@ -173,7 +173,8 @@ PodResult score_pod(const replay::Replay& r, std::size_t i, const std::vector<Po
     PodResult out;
     for (const replay::ServedSample& s :
          r.served(i, (*a.from - a.start) * speed, (*a.to - a.start) * speed)) {
-        const auto alloc = in_force(events, a.start + std::max(s.trace_time / speed, *a.from - a.start));
+        const auto alloc =
+            in_force(events, a.start + std::max(s.trace_time / speed, *a.from - a.start));
         if (!alloc) {
             ++out.samples_without_pod;
             continue;
@@ -302,10 +303,10 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
         int dc = std::numeric_limits<int>::max(), dm = dc;
         for (const Target& o : simulated) {
             if (o.t < s.t - a.lag || o.t > s.t) continue;
-            dc = std::min(dc, bucket_distance(policy::vpa_cpu_buckets(), live[l].target.cpu,
-                                              o.target.cpu));
-            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(),
-                                              live[l].target.memory, o.target.memory));
+            dc = std::min(
+                dc, bucket_distance(policy::vpa_cpu_buckets(), live[l].target.cpu, o.target.cpu));
+            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(), live[l].target.memory,
+                                              o.target.memory));
         }
         cpu.add(dc);
         memory.add(dm);
@@ -315,6 +316,45 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
     return out;
 }
 
+// The live VPA's bounds over time: a pod whose request is outside [lowerBound, upperBound]
+// (CPU or memory) is one the v1.8.1 updater updates, young or not.
+struct Bounds {
+    double t = 0;
+    policy::Amount lower, upper;
+};
+
+std::vector<Bounds> read_bounds(const std::vector<json>& live_lines, const std::string& file) {
+    std::vector<Bounds> out;
+    for (const json& j : live_lines)
+        if (j.contains("lowerBound") && !j.at("lowerBound").is_null() && j.contains("upperBound") &&
+            !j.at("upperBound").is_null())
+            out.push_back({j.at("t").get<double>(), amount(j.at("lowerBound"), file, 0),
+                           amount(j.at("upperBound"), file, 0)});
+    return out;
+}
+
+bool outside(const policy::Amount& request, const Bounds& b) {
+    return request.cpu < b.lower.cpu || request.cpu > b.upper.cpu ||
+           request.memory < b.lower.memory || request.memory > b.upper.memory;
+}
+
+// Seconds (on a 1 s grid) of the window the pod's request was outside the bounds in force, and
+// the longest such stretch.
+json outside_bounds(const std::vector<PodEvent>& events, const std::vector<Bounds>& bounds,
+                    const ScoreLiveArgs& a) {
+    double total = 0, longest = 0, stretch = 0;
+    std::size_t b = 0;
+    for (double t = *a.from; t < *a.to; t += 1) {
+        while (b < bounds.size() && bounds[b].t <= t) ++b;
+        const auto alloc = in_force(events, t);
+        const bool out = b > 0 && alloc && outside(alloc->request, bounds[b - 1]);
+        stretch = out ? stretch + 1 : 0;
+        total += out;
+        longest = std::max(longest, stretch);
+    }
+    return {{"seconds", total}, {"longest_seconds", longest}};
+}
+
 // ------------------------------------------------------------------ the command
 
 void print_table(const std::string& ns, const sim::Score& s, const PodChanges& c,
@@ -322,8 +362,8 @@ void print_table(const std::string& ns, const sim::Score& s, const PodChanges& c
     std::printf("%-16s %5s %12s %12s %10s %12s %9s %8s %8s %11s\n", "namespace", "pods",
                 "cpu_core_h", "mem_GiB_h", "cpu_fulfil", "cpu_short_h", "oom_kills", "resizes",
                 "in_status", "recreations");
-    std::printf("%-16s %5zu %12.4f %12.4f %10.4f %12.4f %9zu %8zu %8zu %11zu\n", ns.c_str(),
-                pods, s.cpu.allocated / 3600, s.memory.allocated / 3600 / (1024.0 * 1024 * 1024),
+    std::printf("%-16s %5zu %12.4f %12.4f %10.4f %12.4f %9zu %8zu %8zu %11zu\n", ns.c_str(), pods,
+                s.cpu.allocated / 3600, s.memory.allocated / 3600 / (1024.0 * 1024 * 1024),
                 s.cpu.fulfilment(), s.cpu.shortfall / 3600, s.oom_kills, c.resizes,
                 c.resizes_in_status, c.recreations + c.deletions);
 }
@@ -358,17 +398,23 @@ int run_score_live(ScoreLiveArgs& a) {
         j["samples_without_pod"] = p.samples_without_pod;
         pods[name] = j;
     }
-    json report = {{"namespace", a.replay.ns},
-                   {"speed", r.speed()},
-                   {"window", {{"from", *a.from}, {"to", *a.to}, {"wall_seconds", *a.to - *a.from}}},
-                   {"pods", pods},
-                   {"total", changes_json(changes)}};
+    json report = {
+        {"namespace", a.replay.ns},
+        {"speed", r.speed()},
+        {"window", {{"from", *a.from}, {"to", *a.to}, {"wall_seconds", *a.to - *a.from}}},
+        {"pods", pods},
+        {"total", changes_json(changes)}};
     report["total"]["score"] = sim::score_json(total);
     report["total"]["pods"] = r.pods().size();
     if (!a.served_trace.empty()) write_served_trace(r, a);
     if (!a.vpa.empty()) {
         if (a.simulated.empty()) throw UsageError("--vpa needs --simulated");
-        report["vpa"] = fidelity(read_json_lines(a.vpa), read_simulated(a.simulated), a);
+        const std::vector<json> live = read_json_lines(a.vpa);
+        report["vpa"] = fidelity(live, read_simulated(a.simulated), a);
+        const std::vector<Bounds> bounds = read_bounds(live, a.vpa);
+        for (const auto& p : r.pods())
+            report["pods"][p.pod]["outside_vpa_bounds"] =
+                outside_bounds(events.at(p.pod), bounds, a);
     }
     if (!a.json_out.empty()) {
         OutputFile out(a.json_out);
@@ -392,7 +438,8 @@ Command add_score_live_command(CLI::App& parent) {
         "pod, uid, requests, limits, status_requests); count resizes (spec changes of one UID), "
         "those the node reported in the status, re-creations and deletions. Optionally write the "
         "samples a VPA of these pods sees (--served-trace) and compare a live VPA's targets with "
-        "`simulate --policy vpa` on it (--vpa, --simulated). Prints a table; --json the report");
+        "`simulate --policy vpa` on it (--vpa, --simulated), and say how long each pod's request "
+        "was outside the VPA's [lowerBound, upperBound]. Prints a table; --json the report");
     ScoreLiveArgs& a = *args;
     app->add_option("--trace", a.replay.traces, "The trace(s) the exporter replays")
         ->required()
@@ -408,8 +455,9 @@ Command add_score_live_command(CLI::App& parent) {
                     "= (now - start) x speed)")
         ->required();
     app->add_option("--pods", a.pods, "The pods' watch, JSON lines")->required();
-    app->add_option("--from", a.from, "Unix time the scored window starts (default: --start or "
-                                      "the first event, the later)");
+    app->add_option("--from", a.from,
+                    "Unix time the scored window starts (default: --start or "
+                    "the first event, the later)");
     app->add_option("--to", a.to, "Unix time it ends (default: the last event)");
     app->add_option("--json", a.json_out, "Where to write the JSON report");
     app->add_option("--served-trace", a.served_trace,

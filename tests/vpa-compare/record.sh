@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME: a kubectl watch as JSON lines on
+# stdout, each with the wall time it was seen ("t", unix seconds): per pod event its type, name,
+# UID, the container "main"'s spec requests and limits and the requests its status reports; per
+# VPA update the recommendation of container "main" (target, lowerBound, upperBound,
+# uncappedTarget). Runs until SIGTERM, then stops the watch. Start it in a session of its own
+# (setsid): on SIGTERM it ends its whole process group.
+set -euo pipefail
+what=$1 ns=$2
+case $what in
+pods)
+    kubectl get pods -n "$ns" -l app=train --watch --output-watch-events -o json |
+        jq -c --unbuffered '{t: now, type, pod: .object.metadata.name, uid: .object.metadata.uid,
+            requests: .object.spec.containers[0].resources.requests,
+            limits: .object.spec.containers[0].resources.limits,
+            status_requests: (.object.status.containerStatuses[0].resources.requests // null)}' &
+    ;;
+vpa)
+    kubectl get vpa "$3" -n "$ns" --watch -o json |
+        jq -c --unbuffered '(.status.recommendation.containerRecommendations // []
+                | map(select(.containerName == "main"))[0]) as $r
+            | {t: now, target: ($r.target // null), lowerBound: ($r.lowerBound // null),
+               upperBound: ($r.upperBound // null), uncappedTarget: ($r.uncappedTarget // null)}' &
+    ;;
+*) echo "usage: record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME" >&2; exit 2 ;;
+esac
+# `wait` returns on a signal (a foreground pipeline would delay the trap until it ended).
+trap 'trap - TERM; kill 0' TERM
+wait
