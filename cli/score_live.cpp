@@ -296,13 +296,15 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
                     {"within_one_bucket_share", n ? static_cast<double>(within_one) / n : 1.0}};
         }
     } cpu, memory;
-    std::size_t l = 0;
-    for (const Target& s : simulated) {
+    std::size_t l = 0, lo = 0;
+    for (std::size_t i = 0; i < simulated.size(); ++i) {
+        const Target& s = simulated[i];
+        while (simulated[lo].t < s.t - a.lag) ++lo;
         if (s.t < live.front().t || s.t > *a.to) continue;
         while (l + 1 < live.size() && live[l + 1].t <= s.t) ++l;
         int dc = std::numeric_limits<int>::max(), dm = dc;
-        for (const Target& o : simulated) {
-            if (o.t < s.t - a.lag || o.t > s.t) continue;
+        for (std::size_t k = lo; k <= i; ++k) {
+            const Target& o = simulated[k];
             dc = std::min(
                 dc, bucket_distance(policy::vpa_cpu_buckets(), live[l].target.cpu, o.target.cpu));
             dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(), live[l].target.memory,
