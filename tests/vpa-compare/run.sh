@@ -21,8 +21,8 @@
 #
 # Environment [default]: PODS per namespace [3], SPEED [15], RECORD seconds [150], START_CPU
 # [500m], START_MEM [512Mi], VPA_MODE [InPlaceOrRecreate], LOOP (recommender, updater and
-# operator tick, metrics-server resolution) [10s], SCRAPE (Prometheus) [5s], TORCH (torch runs
-# among the executions, at most 6) [2], SEED [5], TOLERANCE (VPA histogram buckets) [2],
+# operator tick, metrics-server resolution; above 10s, its kubelet timeout) [15s], SCRAPE (Prometheus) [5s], TORCH (torch runs
+# among the executions, at most 6) [2], TORCH_DIR [../shared/data/torch], SEED [5], TOLERANCE (VPA histogram buckets) [2],
 # CHECK [0], KEEP=1 keeps the work directory.
 set -euo pipefail
 
@@ -30,7 +30,7 @@ cli=$1 operator=$2 replay=$3 out=$4
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 pods=${PODS:-3} speed=${SPEED:-15} record=${RECORD:-150}
 start_cpu=${START_CPU:-500m} start_mem=${START_MEM:-512Mi}
-vpa_mode=${VPA_MODE:-InPlaceOrRecreate} loop=${LOOP:-10s} scrape=${SCRAPE:-5s}
+vpa_mode=${VPA_MODE:-InPlaceOrRecreate} loop=${LOOP:-15s} scrape=${SCRAPE:-5s}
 torch=${TORCH:-2} seed=${SEED:-5} tolerance=${TOLERANCE:-2} checking=${CHECK:-0}
 loop_s=${loop%s}
 mkdir -p "$out"
@@ -55,7 +55,7 @@ log() { echo "[$(date -u +%T)] $*" >&2; }
 # ------------------------------------------------------------------ the trace
 # torch runs first (real PyTorch), then generated jobs; execution #I is pod trainer-I.
 traces=()
-mapfile -t torch_runs < <(ls "$root"/../shared/data/torch/dev0*.csv | head -n "$torch")
+mapfile -t torch_runs < <(ls "${TORCH_DIR:-$root/../shared/data/torch}"/dev0*.csv | head -n "$torch")
 ((${#torch_runs[@]} < pods)) || torch_runs=("${torch_runs[@]:0:pods-1}")
 traces+=("${torch_runs[@]}")
 "$cli" generate --jobs $((pods - ${#torch_runs[@]})) --seed "$seed" --out "$work/generated.csv" > /dev/null
