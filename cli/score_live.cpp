@@ -1,11 +1,12 @@
 // phasescale score-live: what pods of a live (test) cluster were allocated while a replay
 // exporter served them a trace, scored by the simulator's own accounting (sim::Scorer), and how
-// a live VerticalPodAutoscaler's recommendations compare with `simulate --policy vpa`
+// a live VerticalPodAutoscaler's recommendations compare with the simulator's VPA recommender
 // (tests/vpa-compare/README.md).
 
 #include "command.hpp"
 
 #include <phasescale/control/quantity.hpp>
+#include <phasescale/model/trace.hpp>
 #include <phasescale/policy/vpa.hpp>
 #include <phasescale/sim/replay.hpp>
 #include <phasescale/sim/report.hpp>
@@ -40,7 +41,7 @@ struct ScoreLiveArgs {
     std::string served_trace;  // the aggregate trace a VPA sees, for simulate
     double resolution = 15;
     std::string vpa;        // VPA watch events, JSON lines
-    std::string simulated;  // simulate --allocations of served_trace
+    std::string simulated;  // the samples the live VPA got, for the simulator's recommender
     double lag = 30;
 };
 
@@ -241,32 +242,34 @@ int bucket_distance(const policy::ExponentialBuckets& b, double x, double y) {
     return std::abs(b.find(x) - b.find(y));
 }
 
-// The simulated targets (simulate --allocations, policy vpa) in time order.
-std::vector<Target> read_simulated(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw UsageError(path + ": cannot open");
-    std::string line;
-    std::getline(in, line);
-    if (line.rfind("policy,id,index,timestamp,cpu_request,memory_request", 0) != 0)
-        throw UsageError(path + ": not the CSV of simulate --allocations");
+// The targets of the simulator's VPA recommender (policy::VpaRecommender, what `simulate
+// --policy vpa` runs, at its v1.8.1 defaults) after each sample of a trace of one execution, as
+// the live recommender got the samples: no OOM kill (KWOK has none), no request in play.
+std::vector<Target> simulated_targets(const std::string& path) {
+    model::TraceOptions options;
+    options.columns = {"cpu.usage.cores", "mem.working.set"};
+    const model::Trace trace = model::read_trace({path}, options);
+    if (trace.executions.size() != 1)
+        throw UsageError(path + ": want one execution (the VPA's aggregate), not " +
+                         std::to_string(trace.executions.size()));
+    const model::Execution& e = trace.executions.front();
+    policy::VpaRecommender vpa;
     std::vector<Target> out;
-    while (std::getline(in, line)) {
-        if (line.rfind("vpa,", 0) != 0) continue;
-        std::vector<std::string> f;
-        std::size_t p = 0;
-        for (std::size_t q; (q = line.find(',', p)) != std::string::npos; p = q + 1)
-            f.push_back(line.substr(p, q - p));
-        f.push_back(line.substr(p));
-        if (f.size() < 6) throw UsageError(path + ": short line: " + line);
-        out.push_back({std::stod(f[3]), {std::stod(f[4]), std::stod(f[5])}});
+    for (std::size_t k = 0; k < e.timestamps.size(); ++k) {
+        policy::Sample s;
+        s.timestamp = e.timestamps[k];
+        s.usage = {e.values(static_cast<Eigen::Index>(k), 0),
+                   e.values(static_cast<Eigen::Index>(k), 1)};
+        vpa.observe(s);
+        if (const auto r = vpa.recommend(nullptr)) out.push_back({s.timestamp, r->request});
     }
-    if (out.empty()) throw UsageError(path + ": no row of policy vpa");
+    if (out.empty()) throw UsageError(path + ": no sample");
     return out;
 }
 
-// For every simulated sample after the live VPA's first recommendation, the distance in VPA
-// histogram buckets between the live target then and the nearest simulated target of the `lag`
-// seconds before (the live recommender sees a sample a scrape and a loop later).
+// For every simulated target after a scrape (after the live VPA's first recommendation, up to
+// `lag` seconds before the end), the distance in VPA histogram buckets to the nearest live target
+// in force within `lag` seconds after it (the live recommender takes a sample in at its next loop).
 json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& simulated,
               const ScoreLiveArgs& a) {
     std::vector<Target> live;
@@ -296,19 +299,19 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
                     {"within_one_bucket_share", n ? static_cast<double>(within_one) / n : 1.0}};
         }
     } cpu, memory;
-    std::size_t l = 0, lo = 0;
+    std::size_t l = 0;
     for (std::size_t i = 0; i < simulated.size(); ++i) {
         const Target& s = simulated[i];
-        while (simulated[lo].t < s.t - a.lag) ++lo;
-        if (s.t < live.front().t || s.t > *a.to) continue;
+        // The pods of one scrape come in together (a millisecond apart): their last sample.
+        if (i + 1 < simulated.size() && simulated[i + 1].t - s.t < 0.5) continue;
+        if (s.t < live.front().t || s.t > *a.to - a.lag) continue;
         while (l + 1 < live.size() && live[l + 1].t <= s.t) ++l;
         int dc = std::numeric_limits<int>::max(), dm = dc;
-        for (std::size_t k = lo; k <= i; ++k) {
-            const Target& o = simulated[k];
+        for (std::size_t k = l; k < live.size() && (k == l || live[k].t <= s.t + a.lag); ++k) {
             dc = std::min(
-                dc, bucket_distance(policy::vpa_cpu_buckets(), live[l].target.cpu, o.target.cpu));
-            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(), live[l].target.memory,
-                                              o.target.memory));
+                dc, bucket_distance(policy::vpa_cpu_buckets(), live[k].target.cpu, s.target.cpu));
+            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(), live[k].target.memory,
+                                              s.target.memory));
         }
         cpu.add(dc);
         memory.add(dm);
@@ -410,9 +413,9 @@ int run_score_live(ScoreLiveArgs& a) {
     report["total"]["pods"] = r.pods().size();
     if (!a.served_trace.empty()) write_served_trace(r, a);
     if (!a.vpa.empty()) {
-        if (a.simulated.empty()) throw UsageError("--vpa needs --simulated");
+        if (a.simulated.empty()) throw UsageError("--vpa needs --vpa-input");
         const std::vector<json> live = read_json_lines(a.vpa);
-        report["vpa"] = fidelity(live, read_simulated(a.simulated), a);
+        report["vpa"] = fidelity(live, simulated_targets(a.simulated), a);
         const std::vector<Bounds> bounds = read_bounds(live, a.vpa);
         for (const auto& p : r.pods())
             report["pods"][p.pod]["outside_vpa_bounds"] =
@@ -440,7 +443,8 @@ Command add_score_live_command(CLI::App& parent) {
         "pod, uid, requests, limits, status_requests); count resizes (spec changes of one UID), "
         "those the node reported in the status, re-creations and deletions. Optionally write the "
         "samples a VPA of these pods sees (--served-trace) and compare a live VPA's targets with "
-        "`simulate --policy vpa` on it (--vpa, --simulated), and say how long each pod's request "
+        "the simulator's VPA recommender (that of `simulate --policy vpa`) on them (--vpa, "
+        "--vpa-input), and say how long each pod's request "
         "was outside the VPA's [lowerBound, upperBound]. Prints a table; --json the report");
     ScoreLiveArgs& a = *args;
     app->add_option("--trace", a.replay.traces, "The trace(s) the exporter replays")
@@ -469,8 +473,9 @@ Command add_score_live_command(CLI::App& parent) {
         ->check(CLI::PositiveNumber);
     app->add_option("--vpa", a.vpa,
                     "The live VPA's watch, JSON lines: t, target, lowerBound, upperBound");
-    app->add_option("--simulated", a.simulated,
-                    "simulate --allocations CSV of the --served-trace, with policy vpa");
+    app->add_option("--vpa-input", a.simulated,
+                    "The samples the live VPA got, as a trace of one execution (e.g. "
+                    "--served-trace's): the simulator's VPA recommender replays them for --vpa");
     app->add_option("--lag", a.lag,
                     "Seconds the live recommendation may lag the simulated one (a scrape and a "
                     "recommender loop)")

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME: a kubectl watch as JSON lines on
-# stdout, each with the wall time it was seen ("t", unix seconds): per pod event its type, name,
-# UID, the container "main"'s spec requests and limits and the requests its status reports; per
-# VPA update the recommendation of container "main" (target, lowerBound, upperBound,
-# uncappedTarget). Runs until SIGTERM, then stops the watch. Start it in a session of its own
-# (setsid): on SIGTERM it ends its whole process group.
+# record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME | record.sh metrics NAMESPACE:
+# JSON lines on stdout, each with the wall time it was seen ("t", unix seconds). pods: a watch;
+# per event its type, name, UID, the container "main"'s spec requests and limits and the
+# requests its status reports. vpa: a watch; per update the recommendation of container "main"
+# (target, lowerBound, upperBound, uncappedTarget). metrics: what metrics-server serves for the
+# namespace's pods (metrics.k8s.io, what the VPA recommender reads), every 5 s: per pod its
+# metrics' timestamp and window, CPU and memory of "main". Runs until SIGTERM, then stops.
+# Start it in a session of its own (setsid): on SIGTERM it ends its whole process group.
 set -euo pipefail
 what=$1 ns=$2
 case $what in
@@ -22,7 +24,16 @@ vpa)
             | {t: now, target: ($r.target // null), lowerBound: ($r.lowerBound // null),
                upperBound: ($r.upperBound // null), uncappedTarget: ($r.uncappedTarget // null)}' &
     ;;
-*) echo "usage: record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME" >&2; exit 2 ;;
+metrics)
+    while :; do
+        kubectl get --raw "/apis/metrics.k8s.io/v1beta1/namespaces/$ns/pods" 2> /dev/null |
+            jq -c '.items[] | {t: now, pod: .metadata.name, timestamp, window,
+                cpu: (.containers[] | select(.name == "main") | .usage.cpu),
+                memory: (.containers[] | select(.name == "main") | .usage.memory)}' || true
+        sleep 5
+    done &
+    ;;
+*) echo "usage: record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME | record.sh metrics NAMESPACE" >&2; exit 2 ;;
 esac
 # `wait` returns on a signal (a foreground pipeline would delay the trap until it ended).
 trap 'trap - TERM; kill 0' TERM
