@@ -22,7 +22,8 @@ using phasescale::replay::Page;
 
 constexpr const char* kDescription =
     R"(phasescale-replay-exporter: serves the executions of resource traces as cAdvisor-style
-Prometheus metrics at http://HOST:PORT/metrics, with trace time compressed by --speed.
+Prometheus metrics at http://HOST:PORT/metrics, with trace time compressed by --speed, and with
+--kubelet-listen also as a kubelet's resource metrics for metrics-server, over HTTPS.
 
 Each execution (the rows of one id, see --id-column) becomes a pod of --namespace with one
 container (--container), named by --pod-map or by its id, and gets two series:
