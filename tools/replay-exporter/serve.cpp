@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include <boost/asio/ssl.hpp>
 #include <cpprest/http_listener.h>
+#include <boost/asio/ssl.hpp>
 
 namespace phasescale::replay {
 
@@ -23,8 +23,8 @@ std::string load_tls(ssl::context& ctx, const TlsFiles& files) {
                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
     boost::system::error_code ec;
     if (ctx.use_certificate_chain_file(files.cert, ec))
-        return "--kubelet-tls-cert " + files.cert + ": not a PEM certificate chain: " +
-               ec.message();
+        return "--kubelet-tls-cert " + files.cert +
+               ": not a PEM certificate chain: " + ec.message();
     if (ctx.use_private_key_file(files.key, ssl::context::pem, ec))
         return "--kubelet-tls-key " + files.key + ": not the PEM private key of " + files.cert +
                ": " + ec.message();
@@ -37,8 +37,7 @@ void answer(const std::map<std::string, Page>& pages, http::http_request req) {
         try {
             req.reply(http::status_codes::OK, it->second.text(), it->second.content_type);
         } catch (const std::exception& e) {
-            req.reply(http::status_codes::InternalError, std::string(e.what()) + "\n",
-                      kPlainType);
+            req.reply(http::status_codes::InternalError, std::string(e.what()) + "\n", kPlainType);
         }
     } else if (path == "/healthz" || path == "/") {
         req.reply(http::status_codes::OK, "ok\n", kPlainType);
@@ -66,7 +65,9 @@ TlsFiles check_kubelet_tls(const std::string& cert, const std::string& key) {
 }
 
 Server::Server() = default;
-Server::~Server() { close(); }
+Server::~Server() {
+    close();
+}
 
 void Server::serve(const std::string& url, const std::string& flag_value,
                    std::map<std::string, Page> pages, std::optional<TlsFiles> tls) {
