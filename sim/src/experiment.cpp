@@ -55,7 +55,7 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
 }
 
 policy::Margins PolicySettings::default_margins(const std::string& policy) const {
-    if (policy == "vpa" || policy == "vpa-warm") return vpa.margins;
+    if (policy == "vpa" || policy == "vpa-updater" || policy == "vpa-warm") return vpa.margins;
     if (is_phase_policy(policy)) return phase.margins;
     return {};
 }
@@ -97,6 +97,11 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(
         if (name == "vpa-warm" && !c.timestamps.empty())
             warm_up(*vpa, warm_history, c.timestamps.front());
         return vpa;
+    }
+    if (name == "vpa-updater") {
+        policy::VpaOptions o = settings_.vpa;
+        o.margins = margins;
+        return std::make_unique<policy::VpaUpdater>(o);
     }
     if (name == "window") {
         policy::WindowOptions o = settings_.window;
