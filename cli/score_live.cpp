@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -233,10 +234,12 @@ void write_served_trace(const replay::Replay& r, const ScoreLiveArgs& a) {
 
 // ------------------------------------------------------------------ VPA fidelity
 
+// A recommendation at time t: target, lowerBound, upperBound (the order of kKeys).
 struct Target {
     double t = 0;
-    policy::Amount target;
+    std::array<policy::Amount, 3> values;
 };
+constexpr std::array<const char*, 3> kKeys = {"target", "lowerBound", "upperBound"};
 
 int bucket_distance(const policy::ExponentialBuckets& b, double x, double y) {
     return std::abs(b.find(x) - b.find(y));
@@ -261,7 +264,8 @@ std::vector<Target> simulated_targets(const std::string& path) {
         s.usage = {e.values(static_cast<Eigen::Index>(k), 0),
                    e.values(static_cast<Eigen::Index>(k), 1)};
         vpa.observe(s);
-        if (const auto r = vpa.recommend(nullptr)) out.push_back({s.timestamp, r->request});
+        if (const auto r = vpa.recommendation())
+            out.push_back({s.timestamp, {r->target, r->lower_bound, r->upper_bound}});
     }
     if (out.empty()) throw UsageError(path + ": no sample");
     return out;
@@ -274,11 +278,14 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
               const ScoreLiveArgs& a) {
     std::vector<Target> live;
     json last;
-    for (const json& j : live_lines)
-        if (j.contains("target") && !j.at("target").is_null()) {
-            live.push_back({j.at("t").get<double>(), amount(j.at("target"), a.vpa, 0)});
-            last = j;
-        }
+    for (const json& j : live_lines) {
+        if (!j.contains("target") || j.at("target").is_null()) continue;
+        Target t{j.at("t").get<double>(), {}};
+        for (std::size_t v = 0; v < kKeys.size(); ++v)
+            t.values[v] = amount(j.at(kKeys[v]), a.vpa, 0);
+        live.push_back(t);
+        last = j;
+    }
     json out = {{"records", live.size()}, {"lag_seconds", a.lag}};
     if (live.empty()) return out;
     out["last"] = last;
@@ -298,7 +305,8 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
                     {"mean_buckets", n ? sum / n : 0.0},
                     {"within_one_bucket_share", n ? static_cast<double>(within_one) / n : 1.0}};
         }
-    } cpu, memory;
+    };
+    std::array<Stat, 3> cpu, memory;
     std::size_t l = 0;
     for (std::size_t i = 0; i < simulated.size(); ++i) {
         const Target& s = simulated[i];
@@ -306,18 +314,23 @@ json fidelity(const std::vector<json>& live_lines, const std::vector<Target>& si
         if (i + 1 < simulated.size() && simulated[i + 1].t - s.t < 0.5) continue;
         if (s.t < live.front().t || s.t > *a.to - a.lag) continue;
         while (l + 1 < live.size() && live[l + 1].t <= s.t) ++l;
-        int dc = std::numeric_limits<int>::max(), dm = dc;
-        for (std::size_t k = l; k < live.size() && (k == l || live[k].t <= s.t + a.lag); ++k) {
-            dc = std::min(
-                dc, bucket_distance(policy::vpa_cpu_buckets(), live[k].target.cpu, s.target.cpu));
-            dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(), live[k].target.memory,
-                                              s.target.memory));
+        for (std::size_t v = 0; v < kKeys.size(); ++v) {
+            int dc = std::numeric_limits<int>::max(), dm = dc;
+            for (std::size_t k = l; k < live.size() && (k == l || live[k].t <= s.t + a.lag); ++k) {
+                dc = std::min(dc, bucket_distance(policy::vpa_cpu_buckets(), live[k].values[v].cpu,
+                                                  s.values[v].cpu));
+                dm = std::min(dm, bucket_distance(policy::vpa_memory_buckets(),
+                                                  live[k].values[v].memory, s.values[v].memory));
+            }
+            cpu[v].add(dc);
+            memory[v].add(dm);
         }
-        cpu.add(dc);
-        memory.add(dm);
     }
-    out["cpu"] = cpu.to_json();
-    out["memory"] = memory.to_json();
+    // The target's keys at the top (the checks read them), each bound's under its name.
+    out["cpu"] = cpu[0].to_json();
+    out["memory"] = memory[0].to_json();
+    for (std::size_t v = 1; v < kKeys.size(); ++v)
+        out[kKeys[v]] = {{"cpu", cpu[v].to_json()}, {"memory", memory[v].to_json()}};
     return out;
 }
 
