@@ -251,6 +251,19 @@ for input in metrics-server served; do
         --json "$out/score-cmp-vpa-$input.json" > "$work/table-vpa.txt"
 done
 cp "$out/score-cmp-vpa-metrics-server.json" "$out/score-cmp-vpa.json"
+# The VPA's requests over time against `simulate --policy vpa-updater` (the recommender and the
+# updater's rules, its loop 60 s) on the same input, from the same start: the changes of each
+# (the live ones of trainer-0; the updater gives all pods of the workload the same target).
+"$cli" simulate --trace "$out/metrics-server-cmp-vpa.csv" --policy vpa-updater --static-cpu "$start_cpu" \
+    --static-memory "$start_mem" --json "$work/updater.json" --allocations "$out/simulated-vpa-updater.csv" > /dev/null
+awk -F, '$1 == "vpa-updater" && ($5 != c || $6 != m) {c = $5; m = $6; printf "[%s,%s,%s]\n", $4, $5, $6}' \
+    "$out/simulated-vpa-updater.csv" | jq -s . > "$work/updater-changes.json"
+jq -s 'def q: if test("m$") then (.[:-1] | tonumber) / 1000 elif test("Ki$") then (.[:-2] | tonumber) * 1024
+               elif test("Mi$") then (.[:-2] | tonumber) * 1048576 elif test("Gi$") then (.[:-2] | tonumber) * 1073741824
+               else tonumber end;
+    map(select(.pod == "trainer-0" and .type != "DELETED") | [.t, (.requests.cpu | q), (.requests.memory | q)])
+    | reduce .[] as $x ([]; if length > 0 and (.[-1][1:] == $x[1:]) then . else . + [$x] end)' \
+    "$out/pods-cmp-vpa.jsonl" > "$work/live-changes.json"
 "$cli" score-live "${common[@]}" --namespace cmp-phase --start "${starts[1]}" --pods "$out/pods-cmp-phase.jsonl" \
     --json "$out/score-cmp-phase.json" > "$work/table-phase.txt"
 
@@ -262,7 +275,8 @@ jq -r --argjson f "$from" --argjson t "$to" 'select(.stageTimestamp != null)
     sort | uniq -c | awk -v m="$minutes" '{printf "%s\t%d\t%.1f\n", $2, $1, $1 / m}' > "$out/api-requests.tsv"
 api_rate() { awk -v a="$1" '$1 == a {r = $3} END {print r + 0}' "$out/api-requests.tsv"; }
 
-jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa-served.json" --slurpfile p "$out/score-cmp-phase.json" \
+jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa-served.json" \
+    --slurpfile live "$work/live-changes.json" --slurpfile upd "$work/updater-changes.json" --slurpfile p "$out/score-cmp-phase.json" \
     --argjson pods "$pods" --argjson speed "$speed" --arg loop "$loop" --arg mode "$vpa_mode" \
     --arg start "$start_cpu/$start_mem" --argjson window "$(awk -v f="$from" -v t="$to" 'BEGIN {print t - f}')" \
     --argjson rsum "$(awk -v a="$rsum0" -v b="$rsum1" 'BEGIN {print b - a}')" \
@@ -286,7 +300,8 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
             "admission-controller": $aapi, "metrics-server": $mapi}}),
      phasescale: (side($p[0]) + {loop_seconds_mean: (if $ocount > 0 then $osum / $ocount else null end), loops: $ocount,
             rss_mb_max: $orss, api_requests_per_minute: {"phasescale-operator": $oapi}}),
-     fidelity: $v[0].vpa, fidelity_trace_sampled: $vt[0].vpa}' > "$out/summary.json"
+     fidelity: $v[0].vpa, fidelity_trace_sampled: $vt[0].vpa,
+     requests_over_time: {live_trainer_0: $live[0], simulate_vpa_updater: $upd[0]}}' > "$out/summary.json"
 
 {
     echo "pods per namespace $pods, speed $speed, loops $loop, VPA $vpa_mode, start $start_cpu/$start_mem, window $(jq .window_seconds "$out/summary.json") s"
