@@ -199,6 +199,9 @@ json changes_json(const PodChanges& c) {
 
 // ------------------------------------------------------------------ the aggregate trace
 
+// The column of an aggregate trace that says whose sample a row is (the pod's index).
+constexpr const char* kContainerColumn = "container";
+
 // The CPU cores pod `i` used on average over trace time [a, b], and its memory at b.
 policy::Amount scraped(const replay::Replay& r, std::size_t i, double a, double b) {
     const replay::PodTrace& p = r.pods()[i];
@@ -214,19 +217,20 @@ policy::Amount scraped(const replay::Replay& r, std::size_t i, double a, double 
 }
 
 // What metrics-server reports every `resolution` wall seconds for all the pods, as one
-// execution "aggregate" in unix time: the samples a VPA's aggregate state of the workload gets.
-// Pods of one scrape are a millisecond apart, as the VPA drops a CPU sample not newer than the
-// last one of its container.
+// execution "aggregate" in unix time, each row naming its pod (kContainerColumn): the samples a
+// VPA's aggregate state of the workload gets. Pods of one scrape are a millisecond apart, so
+// that the rows stay in time order.
 void write_served_trace(const replay::Replay& r, const ScoreLiveArgs& a) {
     OutputFile out(a.served_trace);
-    std::fprintf(out.stream(), "pod.id,timestamp,cpu.usage.cores,mem.working.set\n");
+    std::fprintf(out.stream(), "pod.id,timestamp,cpu.usage.cores,mem.working.set,%s\n",
+                 kContainerColumn);
     const double speed = r.speed();
     for (double w = *a.from + a.resolution; w <= *a.to; w += a.resolution) {
         for (std::size_t i = 0; i < r.pods().size(); ++i) {
             const double b = (w - a.start) * speed;
             const policy::Amount u = scraped(r, i, b - a.resolution * speed, b);
-            std::fprintf(out.stream(), "aggregate,%.3f,%.6f,%.0f\n", w + 0.001 * i, u.cpu,
-                         u.memory);
+            std::fprintf(out.stream(), "aggregate,%.3f,%.6f,%.0f,%zu\n", w + 0.001 * i, u.cpu,
+                         u.memory, i);
         }
     }
     out.commit();
@@ -247,10 +251,16 @@ int bucket_distance(const policy::ExponentialBuckets& b, double x, double y) {
 
 // The targets of the simulator's VPA recommender (policy::VpaRecommender, what `simulate
 // --policy vpa` runs, at its v1.8.1 defaults) after each sample of a trace of one execution, as
-// the live recommender got the samples: no OOM kill (KWOK has none), no request in play.
+// the live recommender got the samples: no OOM kill (KWOK has none), no request in play. With a
+// column kContainerColumn each sample is that container's (one aggregate state of all pods,
+// a ContainerState per pod, as upstream's).
 std::vector<Target> simulated_targets(const std::string& path) {
     model::TraceOptions options;
     options.columns = {"cpu.usage.cores", "mem.working.set"};
+    const std::vector<std::string> header = model::read_header(path);
+    const bool by_container =
+        std::find(header.begin(), header.end(), kContainerColumn) != header.end();
+    if (by_container) options.columns.push_back(kContainerColumn);
     const model::Trace trace = model::read_trace({path}, options);
     if (trace.executions.size() != 1)
         throw UsageError(path + ": want one execution (the VPA's aggregate), not " +
@@ -263,6 +273,9 @@ std::vector<Target> simulated_targets(const std::string& path) {
         s.timestamp = e.timestamps[k];
         s.usage = {e.values(static_cast<Eigen::Index>(k), 0),
                    e.values(static_cast<Eigen::Index>(k), 1)};
+        if (by_container)
+            vpa.select_container(
+                static_cast<std::size_t>(e.values(static_cast<Eigen::Index>(k), 2)));
         vpa.observe(s);
         if (const auto r = vpa.recommendation())
             out.push_back({s.timestamp, {r->target, r->lower_bound, r->upper_bound}});

@@ -229,16 +229,18 @@ log "recorded; scoring"
 # The VPA's targets against the simulator's VPA recommender (policy::VpaRecommender, that of
 # `simulate --policy vpa`) twice: on what metrics-server served (the recommender's own input,
 # recorded: the recommender alone) and on the trace as metrics-server would sample it every
-# LOOP (score-live --served-trace: the recommender and the sampling). Both as one execution:
-# the VPA keeps one aggregate state for all pods of the StatefulSet.
+# LOOP (score-live --served-trace: the recommender and the sampling). Both as one execution,
+# each row naming its pod (column container): the VPA keeps one aggregate state for all pods
+# of the StatefulSet, and a ContainerState (memory peaks) per pod.
 served_by_metrics_server() {  # the recording as a trace: one row per pod and metrics timestamp
     jq -rs 'def q: if endswith("n") then (.[:-1] | tonumber) / 1e9 elif endswith("u") then (.[:-1] | tonumber) / 1e6
                    elif endswith("m") then (.[:-1] | tonumber) / 1e3 elif endswith("Ki") then (.[:-2] | tonumber) * 1024
                    elif endswith("Mi") then (.[:-2] | tonumber) * 1048576 elif endswith("Gi") then (.[:-2] | tonumber) * 1073741824
                    else tonumber end;
-        "pod.id,timestamp,cpu.usage.cores,mem.working.set",
-        (unique_by([.pod, .timestamp]) | map(. + {s: ((.timestamp | fromdateiso8601) + 0.001 * (.pod | ltrimstr("trainer-") | tonumber))})
-         | sort_by(.s)[] | "aggregate,\(.s),\(.cpu | q),\(.memory | q)")' "$out/metrics-cmp-vpa.jsonl"
+        "pod.id,timestamp,cpu.usage.cores,mem.working.set,container",
+        (unique_by([.pod, .timestamp]) | map(. + {i: (.pod | ltrimstr("trainer-") | tonumber)})
+         | map(. + {s: ((.timestamp | fromdateiso8601) + 0.001 * .i)})
+         | sort_by(.s)[] | "aggregate,\(.s),\(.cpu | q),\(.memory | q),\(.i)")' "$out/metrics-cmp-vpa.jsonl"
 }
 served_by_metrics_server > "$out/metrics-server-cmp-vpa.csv"
 replayed=(--trace "$trace_list" --speed "$speed" --loop --pod-map "$pod_map")
