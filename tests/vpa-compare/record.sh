@@ -6,19 +6,30 @@
 # (target, lowerBound, upperBound, uncappedTarget). metrics: what metrics-server serves for the
 # namespace's pods (metrics.k8s.io, what the VPA recommender reads), every 5 s: per pod its
 # metrics' timestamp and window, CPU and memory of "main". Runs until SIGTERM, then stops.
-# Start it in a session of its own (setsid): on SIGTERM it ends its whole process group.
+# A watch that ends starts again (said on stderr). Start it in a session of its own (setsid):
+# on SIGTERM it ends its whole process group.
 set -euo pipefail
 what=$1 ns=$2
 case $what in
 pods)
-    kubectl get pods -n "$ns" -l app=train --watch --output-watch-events -o json |
+    # A watch the API server ends (it may end a slow one at any time) starts again: the list
+    # it begins with (ADDED events) brings the recording up to date.
+    while :; do
+        kubectl get pods -n "$ns" -l app=train --watch --output-watch-events -o json || true
+        echo "record.sh: the watch of pods in $ns ended at $(date +%s.%N); watching again" >&2
+        sleep 1
+    done |
         jq -c --unbuffered '{t: now, type, pod: .object.metadata.name, uid: .object.metadata.uid,
             requests: .object.spec.containers[0].resources.requests,
             limits: .object.spec.containers[0].resources.limits,
             status_requests: (.object.status.containerStatuses[0].resources.requests // null)}' &
     ;;
 vpa)
-    kubectl get vpa "$3" -n "$ns" --watch -o json |
+    while :; do
+        kubectl get vpa "$3" -n "$ns" --watch -o json || true
+        echo "record.sh: the watch of vpa $3 in $ns ended at $(date +%s.%N); watching again" >&2
+        sleep 1
+    done |
         jq -c --unbuffered '(.status.recommendation.containerRecommendations // []
                 | map(select(.containerName == "main"))[0]) as $r
             | {t: now, target: ($r.target // null), lowerBound: ($r.lowerBound // null),

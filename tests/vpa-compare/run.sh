@@ -179,16 +179,19 @@ wait_for 1200 running || { log "pods not all Running"; exit 1; }
 log "$((2 * pods)) pods Running after $((SECONDS - t0)) s"
 
 # ------------------------------------------------------------------ recorders, the operator
-# Each recorder in a session of its own, so that stopping it stops its kubectl and jq.
+# Each recorder in a session of its own, so that stopping it stops its kubectl and jq; what
+# they say (a watch started again) in recorders.log.
 rec_pids=()
-for ns in "${namespaces[@]}"; do
-    start_bg "$out/pods-$ns.jsonl" setsid "$root/tests/vpa-compare/record.sh" pods "$ns"
-    rec_pids+=("$bg_pid")
-done
-start_bg "$out/vpa.jsonl" setsid "$root/tests/vpa-compare/record.sh" vpa cmp-vpa trainer
-rec_pids+=("$bg_pid")
-start_bg "$out/metrics-cmp-vpa.jsonl" setsid "$root/tests/vpa-compare/record.sh" metrics cmp-vpa
-rec_pids+=("$bg_pid")
+record() {  # record OUT ARGS...: record.sh ARGS > OUT
+    local file=$1; shift
+    setsid "$root/tests/vpa-compare/record.sh" "$@" > "$file" 2>> "$out/recorders.log" &
+    bg_pids+=($!)
+    rec_pids+=($!)
+}
+: > "$out/recorders.log"
+for ns in "${namespaces[@]}"; do record "$out/pods-$ns.jsonl" pods "$ns"; done
+record "$out/vpa.jsonl" vpa cmp-vpa trainer
+record "$out/metrics-cmp-vpa.jsonl" metrics cmp-vpa
 
 metrics_port=$(free_port)
 start_bg "$work/operator.log" "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$loop" \
@@ -221,6 +224,7 @@ while (($(date +%s) < ${from%.*} + record)); do
 done
 to=$(date +%s.%N)
 read -r rsum1 rcount1 osum1 ocount1 <<< "$(loop_stats)"
+op_resizes=$(metric "$op_metrics" 'phasescale_resizes_total{result="ok"}')
 sleep 5  # the resizes of the last moment reach the status
 for pid in "${rec_pids[@]}"; do stop_pid "$pid"; done
 log "recorded; scoring"
@@ -322,6 +326,9 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
 v=$out/score-cmp-vpa.json p=$out/score-cmp-phase.json
 check "phasescale resized pods in place" test "$(jq .total.resizes "$p")" -ge 1
 check "every phasescale resize reached the pod's status" test "$(jq .total.resizes "$p")" == "$(jq .total.resizes_in_status "$p")"
+# The operator's own count (since it started, just before the window) against the watch's.
+check "the watch saw the resizes phasescale counts ($op_resizes)" awk -v w="$(jq .total.resizes "$p")" -v o="$op_resizes" \
+    'BEGIN {exit !(w <= o && w >= 0.95 * o - 2)}'
 check "phasescale re-created no pod" test "$(jq '.total.recreations + .total.deletions' "$p")" == 0
 check "every VPA in-place resize reached the pod's status" test "$(jq .total.resizes "$v")" == "$(jq .total.resizes_in_status "$v")"
 # The updater's rule for pods younger than 12 h: a pod is updated only when its request is
