@@ -266,7 +266,8 @@ Command add_simulate_command(CLI::App& parent) {
     sim::PolicySettings& s = o.settings;
     CLI::App* app = parent.add_subcommand("simulate",
                                           "Replay traces through provisioning policies (static, "
-                                          "vpa, vpa-warm, window, krr, phase, phase-no-model, "
+                                          "vpa, vpa-updater, vpa-warm, window, krr, phase, "
+                                          "phase-no-model, "
                                           "oracle, perfect) causally and score what each allocates "
                                           "(requests over time) and risks (OOM kills: memory "
                                           "over the limit; CPU throttling and fulfilment; "

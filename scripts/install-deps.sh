@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev
   libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev libboost-system-dev libspdlog-dev libssl-dev
-  prometheus openssl iproute2 jq python3 clang-format
+  prometheus openssl iproute2 jq python3 clang-format curl
   "$@"
 )
 

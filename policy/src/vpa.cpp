@@ -19,6 +19,26 @@ double cpu_amount(double cores) {
     return resource_amount(cores * 1000.0) / 1000.0;
 }
 
+// logic.getConfidence: the history length in confidence intervals (days by default), or the
+// number of samples counted as one a minute, whichever is less.
+double confidence(double first, double last, std::size_t samples, double interval_s) {
+    return std::min((last - first) / interval_s, static_cast<double>(samples) / (interval_s / 60));
+}
+
+// model.ScaleResource: value * factor as a whole amount (`unit` converts the value to upstream's
+// millicores or bytes), truncated and capped at MaxResourceAmount, as every estimator of the
+// chain returns it. 0 * infinity (an empty histogram with no history) is 0.
+double scaled(double value, double unit, double factor) {
+    const double amount = value * unit * factor;
+    return std::isnan(amount) ? 0 : resource_amount(amount) / unit;
+}
+
+// logic's confidence multipliers: (1 + multiplier / confidence)^exponent (with no history the
+// upper bound is the cap and the lower bound 0).
+double confidence_factor(double multiplier, double exponent, double confidence) {
+    return std::pow(1 + multiplier / confidence, exponent);
+}
+
 }  // namespace
 
 ExponentialBuckets::ExponentialBuckets(double max_value, double first_bucket, double ratio)
@@ -142,6 +162,9 @@ void VpaRecommender::observe(const Sample& s) {
     if (s.timestamp > last_cpu_time_ && !std::isnan(s.usage.cpu)) {
         cpu_.add(cpu_amount(s.usage.cpu), options_.cpu_sample_weight, s.timestamp);
         last_cpu_time_ = s.timestamp;
+        if (samples_ == 0 || s.timestamp < first_sample_) first_sample_ = s.timestamp;
+        if (samples_ == 0 || s.timestamp > last_sample_) last_sample_ = s.timestamp;
+        ++samples_;
     }
     if (!std::isnan(s.usage.memory))
         add_memory_peak(resource_amount(s.usage.memory), s.timestamp, false);
@@ -181,13 +204,92 @@ void VpaRecommender::add_memory_peak(double usage, double time_s, bool oom) {
     (oom ? oom_peak_ : memory_peak_) = usage;
 }
 
-std::optional<Allocation> VpaRecommender::recommend(const Sample*) {
+std::optional<VpaRecommendation> VpaRecommender::recommendation() const {
     if (cpu_.empty() && memory_.empty()) return std::nullopt;  // no data: no recommendation yet
-    // logic.podResourceRecommender's target: percentile, then safety margin, then minimum.
-    const double cpu = cpu_.percentile(options_.cpu_percentile) * (1 + options_.margins.cpu);
-    const double memory =
-        memory_.percentile(options_.memory_percentile) * (1 + options_.margins.memory);
-    return guaranteed({std::max(cpu, options_.min_cpu), std::max(memory, options_.min_memory)});
+    // logic.podResourceRecommender: percentile, then safety margin, then (bounds only) the
+    // confidence multiplier, then the minimum resources.
+    // Each step returns a whole amount (millicores, bytes), as upstream's do.
+    const auto chain = [](double percentile, double unit, double margin, double factor) {
+        return scaled(scaled(scaled(percentile, unit, 1), unit, 1 + margin), unit, factor);
+    };
+    const auto cpu_at = [&](double p, double factor) {
+        return chain(cpu_.percentile(p), 1000, options_.margins.cpu, factor);
+    };
+    const auto memory_at = [&](double p, double factor) {
+        return chain(memory_.percentile(p), 1, options_.margins.memory, factor);
+    };
+    const double c =
+        confidence(first_sample_, last_sample_, samples_, options_.confidence_interval_s);
+    const auto at_least_min = [&](Amount a) {
+        return Amount{std::max(a.cpu, options_.min_cpu), std::max(a.memory, options_.min_memory)};
+    };
+    const double lo = options_.lower_bound_percentile, hi = options_.upper_bound_percentile;
+    VpaRecommendation r;
+    r.target = at_least_min(
+        {cpu_at(options_.cpu_percentile, 1), memory_at(options_.memory_percentile, 1)});
+    // The lower bound: multiplier 0.001, exponent -2; the upper: multiplier 1, exponent 1.
+    const double lower = confidence_factor(0.001, -2, c), upper = confidence_factor(1, 1, c);
+    r.lower_bound = at_least_min({cpu_at(lo, lower), memory_at(lo, lower)});
+    r.upper_bound = at_least_min({cpu_at(hi, upper), memory_at(hi, upper)});
+    return r;
+}
+
+std::optional<Allocation> VpaRecommender::recommend(const Sample*) {
+    const auto r = recommendation();
+    if (!r) return std::nullopt;
+    return guaranteed(r->target);
+}
+
+VpaUpdater::VpaUpdater(VpaOptions recommender, VpaUpdaterOptions updater)
+    : recommender_(recommender), options_(updater) {
+    if (!(options_.interval_s > 0))
+        throw model::InputError("VPA updater: the loop interval must be positive");
+}
+
+void VpaUpdater::observe(const Sample& s) {
+    recommender_.observe(s);
+    if (!started_) {
+        started_ = true;
+        pod_start_ = container_start_ = s.timestamp;
+        next_loop_ = s.timestamp + options_.interval_s;
+    }
+    now_ = s.timestamp;
+    request_ = s.allocated;
+    if (s.oom_killed) {
+        // The killed container ran since its (re)start; the kubelet restarts it at once.
+        if (now_ - container_start_ < options_.evict_after_oom_s) quick_oom_at_ = now_;
+        container_start_ = now_;
+    }
+}
+
+std::optional<Allocation> VpaUpdater::recommend(const Sample*) {
+    if (!started_ || now_ < next_loop_) return std::nullopt;
+    while (next_loop_ <= now_) next_loop_ += options_.interval_s;
+    const auto r = recommender_.recommendation();
+    if (!r || !should_update(*r)) return std::nullopt;
+    quick_oom_at_.reset();  // the update answers it
+    return guaranteed(r->target);
+}
+
+// UpdatePriorityCalculator.AddPod and defaultPriorityProcessor.GetUpdatePriority for one
+// container with CPU and memory requests.
+bool VpaUpdater::should_update(const VpaRecommendation& r) const {
+    const auto outside = [](double request, double lower, double upper) {
+        return request < lower || request > upper;
+    };
+    const bool outside_range = outside(request_.cpu, r.lower_bound.cpu, r.upper_bound.cpu) ||
+                               outside(request_.memory, r.lower_bound.memory, r.upper_bound.memory);
+    const auto diff = [](double request, double target) {
+        const double base = std::max(request, 1e-3);  // upstream: at least one milli-unit
+        return std::abs(base - target) / base;
+    };
+    const double resource_diff =
+        diff(request_.cpu, r.target.cpu) + diff(request_.memory, r.target.memory);
+    const bool quick_oom = quick_oom_at_ && now_ - *quick_oom_at_ < options_.evict_after_oom_s;
+    if (quick_oom) return resource_diff > 0;
+    if (outside_range) return true;
+    return now_ - pod_start_ >= options_.pod_lifetime_threshold_s &&
+           resource_diff >= options_.min_change_priority;
 }
 
 }  // namespace phasescale::policy

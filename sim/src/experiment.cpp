@@ -55,7 +55,7 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
 }
 
 policy::Margins PolicySettings::default_margins(const std::string& policy) const {
-    if (policy == "vpa" || policy == "vpa-warm") return vpa.margins;
+    if (policy == "vpa" || policy == "vpa-updater" || policy == "vpa-warm") return vpa.margins;
     if (is_phase_policy(policy)) return phase.margins;
     return {};
 }
@@ -97,6 +97,11 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(
         if (name == "vpa-warm" && !c.timestamps.empty())
             warm_up(*vpa, warm_history, c.timestamps.front());
         return vpa;
+    }
+    if (name == "vpa-updater") {
+        policy::VpaOptions o = settings_.vpa;
+        o.margins = margins;
+        return std::make_unique<policy::VpaUpdater>(o);
     }
     if (name == "window") {
         policy::WindowOptions o = settings_.window;
@@ -277,12 +282,15 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
             // The operator's policy is calibrated within what a PhaseAutoscaler accepts (margins >=
             // 0).
             const double lowest = name == "phase" || name == "phase-no-model" ? 0.0 : -0.95;
+            // vpa-updater keeps the VPA's defaults: its margin also moves the bounds, and so when
+            // the updater acts at all, which no VPA setting does.
+            const bool calibrated = o.target_fulfilment > 0 && name != "vpa-updater";
             const policy::Margins margins =
-                o.target_fulfilment > 0 ? calibrate(name, factory, calibration_set, warm_history,
-                                                    target, o.settings.actuation, lowest)
-                                              .margins
-                                        : o.settings.default_margins(name);
-            if (o.target_fulfilment > 0) result.oom_budgets.push_back(target.oom_kills);
+                calibrated ? calibrate(name, factory, calibration_set, warm_history, target,
+                                       o.settings.actuation, lowest)
+                                 .margins
+                           : o.settings.default_margins(name);
+            if (calibrated) result.oom_budgets.push_back(target.oom_kills);
             result.margins.push_back(margins);
             for (std::size_t i = 0; i < held_out.size(); ++i) {
                 auto recommender =

@@ -90,15 +90,11 @@ struct PolicyStyle {
 
 PolicyStyle policy_style(const std::string& name) {
     static const std::map<std::string, PolicyStyle> known = {
-        {"static", {"#8c8c8c", 1.3, "6 3"}},
-        {"vpa", {"#d62728", 2.4, ""}},
-        {"vpa-warm", {"#ff7f0e", 1.4, ""}},
-        {"window", {"#9467bd", 1.4, ""}},
-        {"krr", {"#8c564b", 1.4, ""}},
-        {"phase", {"#1f5fbf", 2.6, ""}},
-        {"phase-no-model", {"#6fa8dc", 1.4, "4 2"}},
-        {"oracle", {"#2ca02c", 1.4, "5 3"}},
-        {"perfect", {"#222222", 1.0, "2 2"}}};
+        {"static", {"#8c8c8c", 1.3, "6 3"}},      {"vpa", {"#d62728", 2.4, ""}},
+        {"vpa-updater", {"#e377c2", 1.6, "3 2"}}, {"vpa-warm", {"#ff7f0e", 1.4, ""}},
+        {"window", {"#9467bd", 1.4, ""}},         {"krr", {"#8c564b", 1.4, ""}},
+        {"phase", {"#1f5fbf", 2.6, ""}},          {"phase-no-model", {"#6fa8dc", 1.4, "4 2"}},
+        {"oracle", {"#2ca02c", 1.4, "5 3"}},      {"perfect", {"#222222", 1.0, "2 2"}}};
     if (const auto it = known.find(name); it != known.end()) return it->second;
     static const char* others[] = {"#17becf", "#bcbd22", "#e377c2", "#7f7f7f"};
     std::size_t h = 0;
@@ -398,7 +394,7 @@ std::vector<std::string> comparison_notes(const Report& r) {
             " CPU and " + signed_percent(-r.reduction("phase", "oracle", "memory")) +
             " memory against <i>oracle</i> (the same policy told each phase in advance)");
     }
-    for (const char* baseline : {"vpa-warm", "window", "krr"}) {
+    for (const char* baseline : {"vpa-updater", "vpa-warm", "window", "krr"}) {
         if (!has(r, baseline)) continue;
         notes.push_back("against <i>" + std::string(baseline) + "</i>: " +
                         signed_percent(-r.reduction("phase", baseline, "cpu")) + " CPU, " +
@@ -447,7 +443,7 @@ std::string headline_section(const Report& r) {
 
 std::string summary_section(const Report& r) {
     std::vector<std::string> baselines;
-    for (const char* b : {"vpa", "vpa-warm", "window"})
+    for (const char* b : {"vpa", "vpa-updater", "vpa-warm", "window"})
         if (has(r, b)) baselines.push_back(b);
     const double target = r.options.target_fulfilment;
     const int span = 4 + static_cast<int>(baselines.size());

@@ -8,7 +8,7 @@ namespace {
 using nlohmann::json;
 
 // The policies every other is compared with.
-constexpr const char* kBaselines[] = {"vpa", "vpa-warm", "window", "krr"};
+constexpr const char* kBaselines[] = {"vpa", "vpa-updater", "vpa-warm", "window", "krr"};
 
 // NaN (an undefined ratio) becomes null.
 json number(double x) {

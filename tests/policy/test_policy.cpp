@@ -128,7 +128,9 @@ TEST_CASE(
     vpa.observe(at(100, 4.0, 2 * GiB));
     a = *vpa.recommend(nullptr);
     const ExponentialBuckets& cpu = vpa_cpu_buckets();
-    CHECK(a.request.cpu == Approx(cpu.start(cpu.find(1.0) + 1) * 1.15));
+    // In whole millicores at each step, as upstream's amounts are.
+    CHECK(a.request.cpu ==
+          Approx(std::trunc(std::trunc(cpu.start(cpu.find(1.0) + 1) * 1000) * 1.15) / 1000));
     CHECK(a.limit.cpu == a.request.cpu);
     // Peaks: 1 GiB in [0, 60), 1 GiB in [60, 120) raised to 2 GiB at t = 100: p90 is 2 GiB's
     // bucket.
@@ -147,6 +149,82 @@ TEST_CASE("VPA bumps memory after an OOM kill", "[policy][vpa]") {
     // needed = max(1 GiB + 100 MiB, 1.2 GiB) = 1.2 GiB replaces the interval's peak.
     const ExponentialBuckets& mem = vpa_memory_buckets();
     CHECK(vpa.recommend(nullptr)->request.memory == Approx(mem.start(mem.find(1.2 * GiB) + 1)));
+}
+
+TEST_CASE("VPA bounds: p50 and p95 widened by the history's confidence", "[policy][vpa]") {
+    VpaRecommender vpa;
+    vpa.observe(at(0, 1, 1 * GiB));
+    // One sample, no history: the upper bound is upstream's cap, the lower bound the minimum.
+    VpaRecommendation r = *vpa.recommendation();
+    CHECK(r.upper_bound.cpu == Approx(1e11));
+    CHECK(r.lower_bound.cpu == Approx(0.025));
+    CHECK(r.lower_bound.memory == Approx(250 * MiB));
+    // A day of samples a minute apart: confidence 1, upper x2, lower x(1.001)^-2.
+    for (int i = 1; i <= 1440; ++i) vpa.observe(at(i * 60.0, 1, 1 * GiB));
+    r = *vpa.recommendation();
+    CHECK(r.upper_bound.cpu == Approx(r.target.cpu * 2).epsilon(0.01));
+    CHECK(r.lower_bound.cpu == Approx(r.target.cpu / (1.001 * 1.001)).epsilon(0.01));
+    CHECK(r.lower_bound.memory <= r.target.memory);
+}
+
+TEST_CASE("VPA updater: a young pod within its bounds is never updated", "[policy][vpa]") {
+    VpaUpdater vpa;
+    // Requests 2 cores / 4 GiB, usage 1 core / 1 GiB for 2 hours: the target is far below, but
+    // the upper bound of a short history is far above.
+    for (int i = 0; i < 720; ++i) {
+        vpa.observe(at(i * 10.0, 1, 1 * GiB, {2, 4 * GiB}));
+        CHECK(!vpa.recommend(nullptr));
+    }
+    CHECK(vpa.recommender().recommendation()->target.memory < 2 * GiB);
+}
+
+TEST_CASE("VPA updater: below the lower bound, updated on its next loop", "[policy][vpa]") {
+    VpaUpdater vpa;
+    std::vector<double> updated;
+    for (int i = 0; i < 30; ++i) {
+        const Amount request = updated.empty() ? Amount{0.1, 100 * MiB} : Amount{1.2, 1.2 * GiB};
+        vpa.observe(at(i * 10.0, 1, 1 * GiB, request));
+        if (const auto a = vpa.recommend(nullptr)) {
+            updated.push_back(i * 10.0);
+            CHECK(a->request.cpu > 1);
+            CHECK(a->request.memory > 1 * GiB);
+        }
+    }
+    // The first loop is 60 s after the pod started; then the request is within the bounds.
+    CHECK(updated == std::vector<double>{60});
+}
+
+TEST_CASE("VPA updater: a quick OOM is answered on the next loop", "[policy][vpa]") {
+    VpaUpdater vpa;
+    vpa.observe(at(0, 1, 1 * GiB, {2, 4 * GiB}));
+    CHECK(!vpa.recommend(nullptr));
+    Sample killed = at(30, 1, 5 * GiB, {2, 4 * GiB});
+    killed.oom_killed = true;  // 30 s after the start: a quick OOM
+    vpa.observe(killed);
+    CHECK(!vpa.recommend(nullptr));  // not yet the loop
+    vpa.observe(at(60, 1, 1 * GiB, {2, 4 * GiB}));
+    const auto a = vpa.recommend(nullptr);
+    REQUIRE(a);
+    CHECK(a->request.memory > 4 * GiB);  // the bumped peak: at least 4 GiB x 1.2
+}
+
+TEST_CASE("VPA updater: after 12 h, a 10% difference from the target is enough", "[policy][vpa]") {
+    VpaUpdaterOptions u;
+    u.pod_lifetime_threshold_s = 600;  // 10 min instead of 12 h, for a short test
+    VpaUpdater vpa({}, u);
+    std::vector<double> updated;
+    Amount request{2, 4 * GiB};
+    for (int i = 0; i < 120; ++i) {
+        vpa.observe(at(i * 10.0, 1, 1 * GiB, request));
+        if (const auto a = vpa.recommend(nullptr)) {
+            updated.push_back(i * 10.0);
+            request = a->request;
+        }
+    }
+    // Not before the pod is 10 min old; then once, to the target, which stays within 10%.
+    REQUIRE(updated.size() == 1);
+    CHECK(updated[0] == 600);
+    CHECK(request.memory < 2 * GiB);
 }
 
 TEST_CASE("window: a quantile of the last W samples times (1 + margin)", "[policy]") {

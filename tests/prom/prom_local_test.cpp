@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <sstream>
 
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
@@ -407,4 +408,152 @@ TEST_CASE("the exporter serves the trace's pods, ends them, and stops on SIGTERM
 
     kill(exporter.pid(), SIGTERM);
     CHECK(exporter.wait(10s) == 0);
+}
+
+namespace {
+
+// GET https://127.0.0.1:PORT/PATH with curl, trusting only `ca` (the test CA): the body, or
+// "curl failed (CODE): ..." with curl's message.
+std::string curl_https(int port, const std::string& path, const std::filesystem::path& ca) {
+    TempDir dir;
+    const auto body = dir.path() / "body";
+    ChildProcess curl(
+        {"curl", "--silent", "--show-error", "--fail", "--max-time", "5", "--cacert", ca.string(),
+         "--output", body.string(), "https://127.0.0.1:" + std::to_string(port) + path},
+        dir.path() / "log");
+    const int code = curl.wait(10s);
+    if (code != 0) return "curl failed (" + std::to_string(code) + "): " + curl.log_tail();
+    return read_file(body);
+}
+
+}  // namespace
+
+TEST_CASE("the exporter serves the kubelet's resource metrics over HTTPS", "[local]") {
+    TempDir dir;
+    write_test_certificates(dir.path());
+    const std::string csv = dir.write("t.csv",
+                                      "timestamp,pod.id,cpu.usage.cores,mem.working.set\n"
+                                      "0,q,2,1000\n30,q,2,1000\n"
+                                      "0,s,0.5,4096\n300,s,0.5,4096\n");
+    const int port = free_port(), kubelet_port = free_port();
+    ChildProcess exporter(
+        {PHASESCALE_REPLAY_EXPORTER, "--trace", csv, "--namespace", "ns-1", "--speed", "60",
+         "--listen", "127.0.0.1:" + std::to_string(port), "--pod-map", "q=quick,s=slow",
+         "--container", "trainer", "--kubelet-listen", "127.0.0.1:" + std::to_string(kubelet_port),
+         "--kubelet-tls-cert", (dir.path() / "server.crt").string(), "--kubelet-tls-key",
+         (dir.path() / "server.key").string()},
+        dir.path() / "exporter.log");
+    const auto wall_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    };
+    const auto started = wall_ms();
+    REQUIRE(wait_until([&] { return http_get(port, "/healthz").status == 200; }, 10s));
+    INFO("exporter log:\n" << exporter.log_tail());
+    CHECK_THAT(exporter.log_tail(), Contains("kubelet resource metrics on https://127.0.0.1:" +
+                                             std::to_string(kubelet_port) + "/metrics/resource"));
+
+    const std::string first = curl_https(kubelet_port, "/metrics/resource", dir.path() / "ca.crt");
+    const auto first_seen = wall_ms();
+    INFO("first answer:\n" << first);
+    const std::string slow_cpu =
+        R"(container_cpu_usage_seconds_total{container="trainer",namespace="ns-1",pod="slow"} )";
+    const auto line = first.find(slow_cpu);
+    REQUIRE(line != std::string::npos);
+    CHECK_THAT(
+        first,
+        Contains(R"(container_memory_working_set_bytes{container="trainer",namespace="ns-1",)"
+                 R"(pod="slow"} 4096 )") &&
+            Contains(R"(pod_memory_working_set_bytes{namespace="ns-1",pod="slow"} 4096 )") &&
+            Contains("node_cpu_usage_seconds_total ") && Contains("resource_scrape_error 0"));
+    // Stamped with the scrape's wall clock in milliseconds.
+    std::istringstream sample(first.substr(line + slow_cpu.size()));
+    double cpu = 0;
+    long long stamp = 0;
+    sample >> cpu >> stamp;
+    CHECK(stamp >= started - 1000);
+    CHECK(stamp <= first_seen);
+    CHECK(cpu >= 0);
+
+    // "quick" runs one wall second: then it is gone, as on /metrics.
+    std::string later;
+    CHECK(wait_until(
+        [&] {
+            later = curl_https(kubelet_port, "/metrics/resource", dir.path() / "ca.crt");
+            return later.find("pod=\"quick\"") == std::string::npos;
+        },
+        10s));
+    CHECK_THAT(later, Contains("pod=\"slow\"") && !Contains("curl failed"));
+    CHECK(curl_https(kubelet_port, "/healthz", dir.path() / "ca.crt") == "ok\n");
+    CHECK_THAT(curl_https(kubelet_port, "/metrics", dir.path() / "ca.crt"),
+               Contains("curl failed (22)"));  // 404: only the kubelet's path is served there
+    CHECK(http_get(kubelet_port, "/metrics/resource").status == 0);  // HTTPS only
+    CHECK(http_get(port, "/metrics").status == 200);                 // /metrics is as it was
+
+    kill(exporter.pid(), SIGTERM);
+    CHECK(exporter.wait(10s) == 0);
+}
+
+TEST_CASE("the exporter refuses bad kubelet endpoint flags clearly", "[local]") {
+    TempDir dir, other;
+    write_test_certificates(dir.path());
+    write_test_certificates(other.path());
+    const std::string csv = dir.write(
+        "t.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n0,1,1,10\n30,1,1,10\n");
+    const std::string crt = (dir.path() / "server.crt").string();
+    const std::string key = (dir.path() / "server.key").string();
+    const std::vector<std::string> base{
+        "--trace", csv, "--namespace", "n", "--listen", "127.0.0.1:" + std::to_string(free_port())};
+    const auto run = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_exporter(args);
+    };
+    const std::string kubelet = "127.0.0.1:" + std::to_string(free_port());
+
+    Run help = run_exporter({"--help"});
+    CHECK_THAT(help.output, Contains("--kubelet-listen") && Contains("--kubelet-tls-cert") &&
+                                Contains("/metrics/resource") && Contains("node_cpu_usage"));
+
+    Run no_tls = run({"--kubelet-listen", kubelet});
+    CHECK(no_tls.code == 1);
+    CHECK_THAT(no_tls.output,
+               Contains("--kubelet-listen needs --kubelet-tls-cert and --kubelet-tls-key"));
+    Run no_key = run({"--kubelet-listen", kubelet, "--kubelet-tls-cert", crt});
+    CHECK(no_key.code == 1);
+    CHECK_THAT(no_key.output, Contains("--kubelet-tls-key"));
+
+    Run no_listen = run({"--kubelet-tls-cert", crt, "--kubelet-tls-key", key});
+    CHECK(no_listen.code == 1);
+    CHECK_THAT(no_listen.output, Contains("are for --kubelet-listen"));
+
+    Run bad_address =
+        run({"--kubelet-listen", "127.0.0.1", "--kubelet-tls-cert", crt, "--kubelet-tls-key", key});
+    CHECK(bad_address.code == 1);
+    CHECK_THAT(bad_address.output,
+               Contains("--kubelet-listen \"127.0.0.1\"") && Contains("HOST:PORT"));
+
+    Run missing = run({"--kubelet-listen", kubelet, "--kubelet-tls-cert",
+                       (dir.path() / "nope.crt").string(), "--kubelet-tls-key", key});
+    CHECK(missing.code != 0);
+    CHECK_THAT(missing.output, Contains("--kubelet-tls-cert") && Contains("nope.crt"));
+
+    Run not_pem =
+        run({"--kubelet-listen", kubelet, "--kubelet-tls-cert", csv, "--kubelet-tls-key", key});
+    CHECK(not_pem.code == 1);
+    CHECK_THAT(not_pem.output, Contains("--kubelet-tls-cert " + csv + ": not a PEM certificate"));
+
+    Run wrong_key = run({"--kubelet-listen", kubelet, "--kubelet-tls-cert", crt,
+                         "--kubelet-tls-key", (other.path() / "server.key").string()});
+    CHECK(wrong_key.code == 1);
+    CHECK_THAT(wrong_key.output,
+               Contains("--kubelet-tls-key") && Contains("not the PEM private key of " + crt));
+
+    ScriptedHttpServer busy([](const SeenRequest&) { return ScriptedResponse{}; });
+    const std::string busy_address = "127.0.0.1:" + std::to_string(busy.port());
+    Run in_use = run(
+        {"--kubelet-listen", busy_address, "--kubelet-tls-cert", crt, "--kubelet-tls-key", key});
+    CHECK(in_use.code == 1);
+    CHECK_THAT(in_use.output, Contains("cannot listen on " + busy_address));
 }

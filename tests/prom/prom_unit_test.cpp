@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <sstream>
 
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
@@ -403,6 +405,153 @@ TEST_CASE("replay: reading a trace, naming pods by id or by index", "[unit]") {
     o.pod_map.clear();
     o.cpu_column = "cpu";
     CHECK_THROWS_WITH(Replay::from_options(o), Contains("cpu"));
+}
+
+namespace {
+
+// The value and timestamp (-1 when none) of the one line of `text` that starts with `series `.
+struct KubeletSample {
+    double value = std::nan("");
+    std::int64_t timestamp_ms = -1;
+    int lines = 0;
+};
+KubeletSample kubelet_sample(const std::string& text, const std::string& series) {
+    KubeletSample out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(series + " ", 0) != 0) continue;
+        ++out.lines;
+        std::istringstream rest(line.substr(series.size() + 1));
+        rest >> out.value;
+        if (!(rest >> out.timestamp_ms)) out.timestamp_ms = -1;
+    }
+    return out;
+}
+
+constexpr std::int64_t kStartedMs = 1'700'000'000'000;
+
+std::string container_series(const std::string& name, const std::string& pod) {
+    return name + R"({container="main",namespace="ns",pod=")" + pod + R"("})";
+}
+
+}  // namespace
+
+TEST_CASE("replay: the kubelet's resource metrics, in the kubelet's names, labels and order",
+          "[unit]") {
+    // "b": 0.5 cores for 60 trace s, then 2 cores for 60; "a": 1 core for 30 trace s, so at
+    // 30 trace s per wall s it has ended after the first wall second: only the node counts it.
+    Replay r({pod("b", {0, 60}, {0.5, 2.0}, {100, 200}), pod("a", {0, 15}, {1.0, 1.0}, {7, 7})},
+             "ns", "main", 30.0, false);
+    CHECK(r.kubelet_exposition(kStartedMs, kStartedMs + 1000) ==
+          "# HELP container_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the "
+          "container in core-seconds\n"
+          "# TYPE container_cpu_usage_seconds_total counter\n"
+          "container_cpu_usage_seconds_total{container=\"main\",namespace=\"ns\",pod=\"b\"} 0.5 "
+          "1700000001000\n"
+          "# HELP container_memory_working_set_bytes [STABLE] Current working set of the container "
+          "in bytes\n"
+          "# TYPE container_memory_working_set_bytes gauge\n"
+          "container_memory_working_set_bytes{container=\"main\",namespace=\"ns\",pod=\"b\"} 100 "
+          "1700000001000\n"
+          "# HELP container_start_time_seconds [STABLE] Start time of the container since unix "
+          "epoch in seconds\n"
+          "# TYPE container_start_time_seconds gauge\n"
+          "container_start_time_seconds{container=\"main\",namespace=\"ns\",pod=\"b\"} "
+          "1.7e+09\n"
+          "# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node "
+          "in core-seconds\n"
+          "# TYPE node_cpu_usage_seconds_total counter\n"
+          "node_cpu_usage_seconds_total 1.5 1700000001000\n"
+          "# HELP node_memory_working_set_bytes [STABLE] Current working set of the node in bytes\n"
+          "# TYPE node_memory_working_set_bytes gauge\n"
+          "node_memory_working_set_bytes 100 1700000001000\n"
+          "# HELP pod_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the pod in "
+          "core-seconds\n"
+          "# TYPE pod_cpu_usage_seconds_total counter\n"
+          "pod_cpu_usage_seconds_total{namespace=\"ns\",pod=\"b\"} 0.5 1700000001000\n"
+          "# HELP pod_memory_working_set_bytes [STABLE] Current working set of the pod in bytes\n"
+          "# TYPE pod_memory_working_set_bytes gauge\n"
+          "pod_memory_working_set_bytes{namespace=\"ns\",pod=\"b\"} 100 1700000001000\n"
+          "# HELP resource_scrape_error [STABLE] 1 if there was an error while getting container "
+          "metrics, 0 otherwise\n"
+          "# TYPE resource_scrape_error gauge\n"
+          "resource_scrape_error 0\n");
+    // While both run, pods come sorted by name, as the kubelet sorts series by label values;
+    // names are escaped.
+    Replay quoted({pod("z", {0, 30}, {1, 1}, {1, 1}), pod("a\"b", {0, 30}, {1, 1}, {2, 2})}, "ns",
+                  "main", 30.0, false);
+    const std::string text = quoted.kubelet_exposition(kStartedMs, kStartedMs + 500);
+    const auto quoted_line = text.find(R"(pod="a\"b"} 0.5 1700000000500)");
+    CHECK(quoted_line != std::string::npos);
+    CHECK(quoted_line < text.find(R"(pod="z"} 0.5 1700000000500)"));
+}
+
+TEST_CASE("replay: kubelet counters rise at the trace's cores, as on /metrics at the same time",
+          "[unit]") {
+    Replay r({pod("a", {0, 60}, {0.5, 2.0}, {100, 200})}, "ns", "main", 30.0, false);
+    const std::string cpu = container_series("container_cpu_usage_seconds_total", "a");
+    const std::string pod_cpu = R"(pod_cpu_usage_seconds_total{namespace="ns",pod="a"})";
+    // Scrapes 250 ms apart: (counter difference) / (timestamp difference) = the trace's cores.
+    const std::vector<std::pair<std::int64_t, double>> expected_cores{
+        {250, 0.5}, {1250, 0.5}, {2250, 2.0}, {3500, 2.0}};
+    for (const auto& [at_ms, cores] : expected_cores) {
+        const std::string before = r.kubelet_exposition(kStartedMs, kStartedMs + at_ms - 250);
+        const std::string after = r.kubelet_exposition(kStartedMs, kStartedMs + at_ms);
+        const KubeletSample b = kubelet_sample(before, cpu), a = kubelet_sample(after, cpu);
+        INFO("scrape at " << at_ms << " ms");
+        REQUIRE(a.lines == 1);
+        REQUIRE(b.lines == 1);
+        CHECK(a.timestamp_ms - b.timestamp_ms == 250);
+        CHECK((a.value - b.value) / 0.25 == Approx(cores));
+        CHECK(kubelet_sample(after, pod_cpu).value == a.value);
+        // The Prometheus counter at the same wall time.
+        CHECK(a.value == Approx(r.at(at_ms / 1000.0).at(0).cpu_seconds));
+    }
+    CHECK(kubelet_sample(r.kubelet_exposition(kStartedMs, kStartedMs + 2500),
+                         container_series("container_memory_working_set_bytes", "a"))
+              .value == 200);
+}
+
+TEST_CASE("replay: kubelet metrics of pods that ended, have not started, or loop", "[unit]") {
+    // "short" runs 1 wall s from the start, "late" from wall s 2 to 4, "long" for 4 wall s.
+    PodTrace late = pod("late", {0, 30}, {3.0, 3.0}, {300, 300});
+    late.start = 60;
+    Replay r({pod("short", {0, 15}, {1.0, 1.0}, {100, 100}),
+              pod("long", {0, 60}, {0.5, 0.5}, {200, 200}), late},
+             "ns", "main", 30.0, false);
+    const std::string node_cpu = "node_cpu_usage_seconds_total";
+    const std::string node_mem = "node_memory_working_set_bytes";
+
+    const std::string first = r.kubelet_exposition(kStartedMs, kStartedMs + 500);
+    CHECK_THAT(first, !Contains("pod=\"late\""));  // not started yet
+    CHECK(kubelet_sample(first, node_cpu).value == Approx(0.5 + 0.25));
+    CHECK(kubelet_sample(first, node_mem).value == 300);
+
+    const std::string later = r.kubelet_exposition(kStartedMs, kStartedMs + 3000);
+    CHECK_THAT(later, !Contains("pod=\"short\""));  // ended: gone, as on /metrics
+    CHECK(kubelet_sample(later, container_series("container_cpu_usage_seconds_total", "late"))
+              .value == Approx(3.0));
+    CHECK(kubelet_sample(later, container_series("container_start_time_seconds", "late")).value ==
+          1'700'000'002);
+    CHECK(kubelet_sample(later, container_series("container_start_time_seconds", "late"))
+              .timestamp_ms == -1);  // the kubelet stamps no time on start times
+    // The node counter keeps what "short" used (1 CPU second), so it never goes down.
+    CHECK(kubelet_sample(later, node_cpu).value == Approx(1.0 + 1.5 + 3.0));
+    CHECK(kubelet_sample(later, node_mem).value == 500);
+
+    const std::string after_all = r.kubelet_exposition(kStartedMs, kStartedMs + 10'000);
+    CHECK_THAT(after_all, !Contains("pod=\""));
+    CHECK(kubelet_sample(after_all, node_cpu).value == Approx(1.0 + 2.0 + 6.0));
+    CHECK(kubelet_sample(after_all, node_mem).value == 0);
+    CHECK(kubelet_sample(after_all, "resource_scrape_error").value == 0);
+
+    // Looping: the start time stays the first start, and the counter keeps rising across runs.
+    Replay loop({pod("a", {0, 10}, {1.0, 3.0}, {5, 6})}, "ns", "main", 10.0, true);
+    const std::string cpu = container_series("container_cpu_usage_seconds_total", "a");
+    const std::string looped = loop.kubelet_exposition(kStartedMs, kStartedMs + 41'500);
+    CHECK(kubelet_sample(looped, cpu).value == Approx(20 * 4.0 + 1.0 + 0.5 * 3.0));
+    CHECK(kubelet_sample(looped, container_series("container_start_time_seconds", "a")).value ==
+          1'700'000'000);
 }
 
 TEST_CASE("pod label selectors become kube_pod_labels matchers", "[unit]") {

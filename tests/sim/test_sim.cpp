@@ -154,7 +154,8 @@ TEST_CASE("causality: a later sample never changes an earlier allocation", "[sim
             for (std::size_t t = same; t < ra.allocations.size(); ++t)
                 differs |= ra.allocations[t].request.cpu != rb.allocations[t].request.cpu ||
                            ra.allocations[t].request.memory != rb.allocations[t].request.memory;
-            if (name != "static") CHECK(differs);
+            // static never resizes; vpa-updater leaves a young pod within its wide bounds.
+            if (name != "static" && name != "vpa-updater") CHECK(differs);
         }
     }
 }

@@ -3,8 +3,10 @@
 // Replays TRACE through policy::VpaRecommender (default VpaOptions, a fresh recommender per
 // execution, as `phasescale simulate --policy vpa` makes one) and compares its request after
 // every sample with the target the real VPA recommender gave after the same sample (REFERENCE,
-// the output of the Go harness in this folder). Both are the estimator chain's target:
-// percentile, safety margin, minimum resources. A difference is measured in histogram buckets:
+// the output of the Go harness in this folder), and likewise its lower and upper bounds (what
+// `vpa-updater` acts on). The target is the estimator chain's percentile, safety margin and
+// minimum resources; the bounds add the confidence multipliers. A difference is measured in
+// histogram buckets:
 // |ours - real| over the width of the bucket that holds the real value. Exit status 1 when any
 // sample differs by more than one bucket (or the files do not line up), 0 otherwise.
 //
@@ -64,13 +66,19 @@ int compare(const std::string& trace_path, const std::string& reference_path) {
     const model::Trace trace =
         model::read_trace({trace_path}, {.columns = {"cpu.usage.cores", "mem.working.set"}});
     const model::Trace reference = model::read_trace(
-        {reference_path}, {.columns = {"cpu_target_cores", "memory_target_bytes"}});
+        {reference_path},
+        {.columns = {"cpu_target_cores", "memory_target_bytes", "cpu_lower_cores",
+                     "memory_lower_bytes", "cpu_upper_cores", "memory_upper_bytes"}});
     if (trace.executions.size() != reference.executions.size())
         throw InputError(reference_path + ": " + std::to_string(reference.executions.size()) +
                          " executions, " + trace_path + " has " +
                          std::to_string(trace.executions.size()));
 
-    Tally cpu_tally, memory_tally;
+    // Target, lower bound, upper bound; CPU then memory.
+    constexpr int kValues = 6;
+    const char* const names[kValues] = {"cpu",          "memory",    "cpu lower",
+                                        "memory lower", "cpu upper", "memory upper"};
+    Tally tallies[kValues];
     std::size_t samples = 0;
     int shown = 0;
     for (std::size_t e = 0; e < trace.executions.size(); ++e) {
@@ -96,25 +104,37 @@ int compare(const std::string& trace_path, const std::string& reference_path) {
             s.allocated = request;
             vpa.observe(s);
             const auto recommendation = vpa.recommend(nullptr);
-            if (!recommendation)
+            const auto bounded = vpa.recommendation();
+            if (!recommendation || !bounded)
                 throw InputError(trace_path + ":" + std::to_string(ex.lines[t]) +
                                  ": no recommendation after the sample");
             request = recommendation->request;
 
-            const double real_cpu = ref.values(row, 0), real_memory = ref.values(row, 1);
-            const double cpu_buckets =
-                buckets_apart(policy::vpa_cpu_buckets(), request.cpu, real_cpu);
-            const double memory_buckets =
-                buckets_apart(policy::vpa_memory_buckets(), request.memory, real_memory);
-            cpu_tally.add(request.cpu, real_cpu, cpu_buckets);
-            memory_tally.add(request.memory, real_memory, memory_buckets);
+            const double ours[kValues] = {request.cpu,
+                                          request.memory,
+                                          bounded->lower_bound.cpu,
+                                          bounded->lower_bound.memory,
+                                          bounded->upper_bound.cpu,
+                                          bounded->upper_bound.memory};
+            bool differ = false;
+            for (int v = 0; v < kValues; ++v) {
+                const double real = ref.values(row, v);
+                const auto& buckets =
+                    v % 2 == 0 ? policy::vpa_cpu_buckets() : policy::vpa_memory_buckets();
+                const double apart = buckets_apart(buckets, ours[v], real);
+                tallies[v].add(ours[v], real, apart);
+                if (apart > 1) {
+                    differ = true;
+                    if (shown < kShown)
+                        std::printf(
+                            "DIFFER %s line %zu (t=%.0f): %s ours %.6g real %.6g (%.2f "
+                            "buckets)\n",
+                            ex.id.c_str(), ex.lines[t], s.timestamp, names[v], ours[v], real,
+                            apart);
+                }
+            }
+            shown += differ;
             ++samples;
-            if ((cpu_buckets > 1 || memory_buckets > 1) && shown++ < kShown)
-                std::printf(
-                    "DIFFER %s line %zu (t=%.0f): cpu ours %.6f real %.6f (%.2f buckets), memory "
-                    "ours %.0f real %.0f (%.2f buckets)\n",
-                    ex.id.c_str(), ex.lines[t], s.timestamp, request.cpu, real_cpu, cpu_buckets,
-                    request.memory, real_memory, memory_buckets);
         }
     }
 
@@ -122,13 +142,15 @@ int compare(const std::string& trace_path, const std::string& reference_path) {
                 trace.executions.size(), samples);
     const auto report = [](const char* name, const Tally& t) {
         std::printf(
-            "  %-6s equal %zu, within one bucket %zu, beyond one bucket %zu; max difference %.3f "
+            "  %-12s equal %zu, within one bucket %zu, beyond one bucket %zu; max difference %.3f "
             "buckets\n",
             name, t.equal, t.within_one, t.beyond_one, t.max_buckets);
     };
-    report("cpu", cpu_tally);
-    report("memory", memory_tally);
-    const bool agree = cpu_tally.beyond_one == 0 && memory_tally.beyond_one == 0;
+    bool agree = true;
+    for (int v = 0; v < kValues; ++v) {
+        report(names[v], tallies[v]);
+        agree = agree && tallies[v].beyond_one == 0;
+    }
     std::printf("%s\n", agree ? "AGREE: every sample within one bucket"
                               : "DISAGREE: some samples beyond one bucket");
     return agree ? 0 : 1;

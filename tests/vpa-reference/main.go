@@ -1,7 +1,7 @@
 // Command vpa-reference replays a canonical trace through the real Kubernetes VPA recommender
 // (the model and logic packages of k8s.io/autoscaler/vertical-pod-autoscaler, at the version
 // go.mod pins, with that version's default configuration) and prints the target it recommends
-// after every sample:
+// after every sample, and the lower and upper bounds the updater acts on:
 //
 //	vpa-reference TRACE.csv > targets.csv
 //
@@ -10,7 +10,7 @@
 // its own, fed its samples in file order. Output: one row per sample, executions in order of
 // first appearance (as phasescale's model::read_trace orders them):
 //
-//	pod.id,timestamp,cpu_target_cores,memory_target_bytes
+//	pod.id,timestamp,cpu_target_cores,memory_target_bytes,cpu_lower_cores,memory_lower_bytes,cpu_upper_cores,memory_upper_bytes
 package main
 
 import (
@@ -96,7 +96,8 @@ func replay(executions []execution, out io.Writer) error {
 	})
 
 	w := csv.NewWriter(out)
-	if err := w.Write([]string{"pod.id", "timestamp", "cpu_target_cores", "memory_target_bytes"}); err != nil {
+	if err := w.Write([]string{"pod.id", "timestamp", "cpu_target_cores", "memory_target_bytes",
+		"cpu_lower_cores", "memory_lower_bytes", "cpu_upper_cores", "memory_upper_bytes"}); err != nil {
 		return err
 	}
 	for _, e := range executions {
@@ -115,18 +116,18 @@ func replay(executions []execution, out io.Writer) error {
 			container.AddSample(&model.ContainerUsageSample{
 				MeasureStart: s.at, Usage: model.MemoryAmountFromBytes(s.memory), Resource: model.ResourceMemory})
 
-			target := recommender.GetRecommendedPodResources(states)[containerName].Target
-			cpu, okCPU := target[model.ResourceCPU]
-			memory, okMemory := target[model.ResourceMemory]
-			if !okCPU || !okMemory {
-				return fmt.Errorf("%s at %s: no CPU or memory target", e.id, s.timestamp)
+			r := recommender.GetRecommendedPodResources(states)[containerName]
+			row := []string{e.id, s.timestamp}
+			for _, resources := range []model.Resources{r.Target, r.LowerBound, r.UpperBound} {
+				cpu, okCPU := resources[model.ResourceCPU]
+				memory, okMemory := resources[model.ResourceMemory]
+				if !okCPU || !okMemory {
+					return fmt.Errorf("%s at %s: no CPU or memory recommendation", e.id, s.timestamp)
+				}
+				row = append(row, strconv.FormatFloat(model.CoresFromCPUAmount(cpu), 'f', -1, 64),
+					strconv.FormatInt(int64(memory), 10))
 			}
-			if err := w.Write([]string{
-				e.id,
-				s.timestamp,
-				strconv.FormatFloat(model.CoresFromCPUAmount(cpu), 'f', -1, 64),
-				strconv.FormatInt(int64(memory), 10),
-			}); err != nil {
+			if err := w.Write(row); err != nil {
 				return err
 			}
 		}

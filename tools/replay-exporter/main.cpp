@@ -1,25 +1,29 @@
-// phasescale-replay-exporter: serves a resource trace as cAdvisor-style Prometheus metrics, with
-// trace time compressed, for the operator's end-to-end tests. See --help.
+// phasescale-replay-exporter: serves a resource trace as cAdvisor-style Prometheus metrics, and
+// optionally as a kubelet's resource metrics over HTTPS, with trace time compressed, for the
+// operator's end-to-end tests. See --help.
 #include <pthread.h>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
-#include <cpprest/http_listener.h>
 #include <CLI/CLI.hpp>
 #include <phasescale/prom/pod_selector.hpp>
 
 #include "replay.hpp"
+#include "serve.hpp"
 
 namespace {
 
-namespace http = web::http;
+using phasescale::replay::Page;
 
 constexpr const char* kDescription =
     R"(phasescale-replay-exporter: serves the executions of resource traces as cAdvisor-style
-Prometheus metrics at http://HOST:PORT/metrics, with trace time compressed by --speed.
+Prometheus metrics at http://HOST:PORT/metrics, with trace time compressed by --speed, and with
+--kubelet-listen also as a kubelet's resource metrics for metrics-server, over HTTPS.
 
 Each execution (the rows of one id, see --id-column) becomes a pod of --namespace with one
 container (--container), named by --pod-map or by its id, and gets two series:
@@ -35,9 +39,27 @@ again each time: a test serves kube-state-metrics' or cAdvisor's other series th
 changes them by replacing the file (rename it into place, so no scrape reads half of it).
 Also served: phasescale_replay_trace_seconds, phasescale_replay_pods_running; /healthz.
 
+The kubelet endpoint (--kubelet-listen, with --kubelet-tls-cert and --kubelet-tls-key): the same
+pods as one node's kubelet serves them to metrics-server, at https://HOST:PORT/metrics/resource
+(and /healthz), in kubelet v1.35's names, labels and types, every sample stamped with the
+scrape's wall clock in milliseconds:
+  container_cpu_usage_seconds_total, container_memory_working_set_bytes  {container,namespace,pod}
+  container_start_time_seconds   when the pod's replay started (seconds since the epoch)
+  pod_cpu_usage_seconds_total, pod_memory_working_set_bytes              {namespace,pod}
+  node_cpu_usage_seconds_total   the CPU seconds of every pod so far, ended ones included
+  node_memory_working_set_bytes  the running pods' sum
+  resource_scrape_error 0
+The CPU counters are the /metrics counter at the same wall time. One exporter is one node: point
+a node's InternalIP and kubelet port (status.daemonEndpoints) at it, and metrics-server serves
+the pods' usage as metrics.k8s.io.
+
 Example: 30 s of trace per wall second, two executions named after pods:
   phasescale-replay-exporter --trace run.csv --namespace train --listen 127.0.0.1:9400 \
       --speed 30 --pod-map 17=trainer-a,42=trainer-b
+and the same pods also as a kubelet on 127.0.0.2:10250 (certificate for IP 127.0.0.2):
+  phasescale-replay-exporter --trace run.csv --namespace train --listen 127.0.0.1:9400 \
+      --speed 30 --pod-map 17=trainer-a,42=trainer-b --kubelet-listen 127.0.0.2:10250 \
+      --kubelet-tls-cert kubelet.crt --kubelet-tls-key kubelet.key
 )";
 
 void block_stop_signals(sigset_t& set) {
@@ -57,6 +79,22 @@ std::string read_extra(const std::string& path) {
     return text.str();
 }
 
+// Wall time since the exporter started, in milliseconds: from the monotonic clock, so that a step
+// of the system clock does not make the counters jump, anchored to the epoch at the start for the
+// kubelet's timestamps. Both endpoints read it, so they agree at every millisecond.
+struct ReplayClock {
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::int64_t started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+    std::int64_t now_ms() const {
+        return started_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
+    }
+    double elapsed_seconds() const { return static_cast<double>(now_ms() - started_ms) / 1000.0; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +105,7 @@ int main(int argc, char** argv) {
     std::string pod_map;
     std::vector<std::string> pod_labels;
     std::string extra_metrics;
+    std::string kubelet_listen, kubelet_cert, kubelet_key;
 
     CLI::App app{kDescription, "phasescale-replay-exporter"};
     app.add_option("--trace", traces, "trace CSV file(s), comma-separated or repeated")
@@ -74,7 +113,8 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->check(CLI::ExistingFile);
     app.add_option("--namespace", o.ns, "namespace label of every series")->required();
-    app.add_option("--listen", listen, "HOST:PORT to serve on")->capture_default_str();
+    app.add_option("--listen", listen, "HOST:PORT to serve /metrics on (HTTP)")
+        ->capture_default_str();
     app.add_option("--speed", o.speed, "trace seconds per wall second")->capture_default_str();
     app.add_option("--id-column", o.id_column, "column that tells executions apart")
         ->capture_default_str();
@@ -97,6 +137,13 @@ int main(int argc, char** argv) {
     app.add_option("--extra-metrics", extra_metrics,
                    "exposition-format file appended to every scrape, read each time");
     app.add_flag("--loop", o.loop, "replay each execution again and again instead of ending it");
+    app.add_option("--kubelet-listen", kubelet_listen,
+                   "HOST:PORT to also serve the kubelet's /metrics/resource on (HTTPS)");
+    app.add_option("--kubelet-tls-cert", kubelet_cert,
+                   "PEM certificate (chain) of the kubelet endpoint, for HOST's IP or name")
+        ->check(CLI::ExistingFile);
+    app.add_option("--kubelet-tls-key", kubelet_key, "PEM private key of --kubelet-tls-cert")
+        ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
     o.traces = traces;
 
@@ -106,6 +153,9 @@ int main(int argc, char** argv) {
     try {
         o.pod_map = phasescale::replay::parse_pod_map(pod_map);
         const auto [host, port] = phasescale::replay::parse_listen(listen);
+        if (kubelet_listen.empty() && !(kubelet_cert.empty() && kubelet_key.empty()))
+            throw std::invalid_argument(
+                "--kubelet-tls-cert and --kubelet-tls-key are for --kubelet-listen, not given");
         auto replay = phasescale::replay::Replay::from_options(o);
         std::map<std::string, std::string> labels;
         for (const std::string& l : pod_labels) {
@@ -115,36 +165,27 @@ int main(int argc, char** argv) {
             labels[phasescale::prom::kube_state_label_name(l.substr(0, eq))] = l.substr(eq + 1);
         }
         replay.set_pod_labels(std::move(labels));
-        const auto started = std::chrono::steady_clock::now();
+        const ReplayClock clock;
 
         const std::string url = "http://" + host + ":" + std::to_string(port);
-        http::experimental::listener::http_listener listener(url);
-        listener.support(http::methods::GET, [&](http::http_request req) {
-            const auto path = req.relative_uri().path();
-            if (path == "/metrics") {
-                const double wall =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
-                        .count();
-                std::string body = replay.exposition(wall);
-                try {
-                    body += read_extra(extra_metrics);
-                } catch (const std::exception& e) {
-                    req.reply(http::status_codes::InternalError, std::string(e.what()) + "\n",
-                              "text/plain; charset=utf-8");
-                    return;
-                }
-                req.reply(http::status_codes::OK, body, "text/plain; version=0.0.4; charset=utf-8");
-            } else if (path == "/healthz" || path == "/") {
-                req.reply(http::status_codes::OK, "ok\n", "text/plain; charset=utf-8");
-            } else {
-                req.reply(http::status_codes::NotFound, "not found: " + path + " (try /metrics)\n",
-                          "text/plain; charset=utf-8");
-            }
-        });
-        try {
-            listener.open().wait();
-        } catch (const std::exception& e) {
-            throw std::runtime_error("cannot listen on " + listen + ": " + e.what());
+        const Page metrics{
+            phasescale::replay::kExpositionType,
+            [&] { return replay.exposition(clock.elapsed_seconds()) + read_extra(extra_metrics); }};
+        std::string kubelet_url;
+        std::optional<phasescale::replay::TlsFiles> tls;
+        if (!kubelet_listen.empty()) {
+            const auto [khost, kport] =
+                phasescale::replay::parse_listen(kubelet_listen, "--kubelet-listen");
+            kubelet_url = "https://" + khost + ":" + std::to_string(kport);
+            tls = phasescale::replay::check_kubelet_tls(kubelet_cert, kubelet_key);
+        }
+        phasescale::replay::Server server;
+        server.serve(url, listen, {{"/metrics", metrics}});
+        if (tls) {
+            const Page resource{
+                phasescale::replay::kExpositionType,
+                [&] { return replay.kubelet_exposition(clock.started_ms, clock.now_ms()); }};
+            server.serve(kubelet_url, kubelet_listen, {{"/metrics/resource", resource}}, *tls);
         }
         std::cerr << "phasescale-replay-exporter: " << replay.pods().size()
                   << " execution(s) in namespace " << replay.ns() << " at " << o.speed
@@ -152,10 +193,13 @@ int main(int argc, char** argv) {
         for (const auto& p : replay.pods()) std::cerr << ' ' << p.pod;
         std::cerr << std::endl;
         std::cout << "listening on " << url << "/metrics" << std::endl;
+        if (tls)
+            std::cout << "kubelet resource metrics on " << kubelet_url << "/metrics/resource"
+                      << std::endl;
 
         int sig = 0;
         sigwait(&stop_signals, &sig);
-        listener.close().wait();
+        server.close();
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "phasescale-replay-exporter: error: " << e.what() << std::endl;

@@ -139,27 +139,32 @@ double Replay::end() const {
     return end;
 }
 
+Replay::Sample Replay::sample(std::size_t i, double wall_seconds) const {
+    const PodTrace& p = pods_[i];
+    const Prepared& prep = prepared_[i];
+    double local = std::max(0.0, wall_seconds) * speed_ - p.start;
+    if (local < 0) return {};
+    double cycles = 0;
+    if (loop_) {
+        cycles = std::floor(local / prep.duration);
+        local -= cycles * prep.duration;
+    } else if (local >= prep.duration) {
+        return {false, prep.total / speed_, 0};
+    }
+    auto it = std::upper_bound(p.offsets.begin(), p.offsets.end(), local);
+    const auto k =
+        static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (it - p.offsets.begin()) - 1));
+    const double core_seconds =
+        cycles * prep.total + prep.cumulative[k] + p.cpu[k] * (local - p.offsets[k]);
+    return {true, core_seconds / speed_, p.memory[k]};
+}
+
 std::vector<PodState> Replay::at(double wall_seconds) const {
-    const double tau = std::max(0.0, wall_seconds) * speed_;
     std::vector<PodState> out;
     for (std::size_t i = 0; i < pods_.size(); ++i) {
-        const PodTrace& p = pods_[i];
-        const Prepared& prep = prepared_[i];
-        double local = tau - p.start;
-        if (local < 0) continue;
-        double cycles = 0;
-        if (loop_) {
-            cycles = std::floor(local / prep.duration);
-            local -= cycles * prep.duration;
-        } else if (local >= prep.duration) {
-            continue;
-        }
-        auto it = std::upper_bound(p.offsets.begin(), p.offsets.end(), local);
-        const auto k =
-            static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, (it - p.offsets.begin()) - 1));
-        const double core_seconds =
-            cycles * prep.total + prep.cumulative[k] + p.cpu[k] * (local - p.offsets[k]);
-        out.push_back({p.pod, core_seconds / speed_, p.memory[k]});
+        const Sample s = sample(i, wall_seconds);
+        if (s.running)
+            out.push_back({pods_[i].pod, s.cpu_seconds, s.memory_bytes, pods_[i].start / speed_});
     }
     return out;
 }
@@ -209,6 +214,70 @@ std::string Replay::exposition(double wall_seconds) const {
     return out;
 }
 
+std::string Replay::kubelet_exposition(std::int64_t started_ms, std::int64_t now_ms) const {
+    const double wall_seconds = static_cast<double>(now_ms - started_ms) / 1000.0;
+    auto states = at(wall_seconds);
+    // The kubelet (Prometheus' Go client) sorts series by their labels' values: here, by pod.
+    std::sort(states.begin(), states.end(),
+              [](const PodState& a, const PodState& b) { return a.pod < b.pod; });
+    const std::string stamp = " " + std::to_string(now_ms) + "\n";
+    const std::string ns = escape_exposition_label(ns_);
+    const auto container_labels = [&](const PodState& s) {
+        return "{container=\"" + escape_exposition_label(container_) + "\",namespace=\"" + ns +
+               "\",pod=\"" + escape_exposition_label(s.pod) + "\"}";
+    };
+    const auto pod_labels = [&](const PodState& s) {
+        return "{namespace=\"" + ns + "\",pod=\"" + escape_exposition_label(s.pod) + "\"}";
+    };
+    const auto family = [](const char* name, const char* type, const char* help) {
+        return std::string("# HELP ") + name + " [STABLE] " + help + "\n# TYPE " + name + " " +
+               type + "\n";
+    };
+    // The node's CPU counter counts what ended pods used too, so that it never goes down.
+    double node_cpu = 0;
+    for (std::size_t i = 0; i < pods_.size(); ++i) node_cpu += sample(i, wall_seconds).cpu_seconds;
+    double node_memory = 0;
+    for (const auto& s : states) node_memory += s.memory_bytes;
+    const double started = static_cast<double>(started_ms) / 1000.0;
+
+    std::string out;
+    out += family("container_cpu_usage_seconds_total", "counter",
+                  "Cumulative cpu time consumed by the container in core-seconds");
+    for (const auto& s : states)
+        out += "container_cpu_usage_seconds_total" + container_labels(s) + " " +
+               format_exposition_value(s.cpu_seconds) + stamp;
+    out += family("container_memory_working_set_bytes", "gauge",
+                  "Current working set of the container in bytes");
+    for (const auto& s : states)
+        out += "container_memory_working_set_bytes" + container_labels(s) + " " +
+               format_exposition_value(s.memory_bytes) + stamp;
+    out += family("container_start_time_seconds", "gauge",
+                  "Start time of the container since unix epoch in seconds");
+    for (const auto& s : states)  // the kubelet stamps no time on this one
+        out += "container_start_time_seconds" + container_labels(s) + " " +
+               format_exposition_value(started + s.start_seconds) + "\n";
+    out += family("node_cpu_usage_seconds_total", "counter",
+                  "Cumulative cpu time consumed by the node in core-seconds");
+    out += "node_cpu_usage_seconds_total " + format_exposition_value(node_cpu) + stamp;
+    out += family("node_memory_working_set_bytes", "gauge",
+                  "Current working set of the node in bytes");
+    out += "node_memory_working_set_bytes " + format_exposition_value(node_memory) + stamp;
+    out += family("pod_cpu_usage_seconds_total", "counter",
+                  "Cumulative cpu time consumed by the pod in core-seconds");
+    for (const auto& s : states)
+        out += "pod_cpu_usage_seconds_total" + pod_labels(s) + " " +
+               format_exposition_value(s.cpu_seconds) + stamp;
+    out +=
+        family("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes");
+    for (const auto& s : states)
+        out += "pod_memory_working_set_bytes" + pod_labels(s) + " " +
+               format_exposition_value(s.memory_bytes) + stamp;
+    out += family("resource_scrape_error", "gauge",
+                  "1 if there was an error while getting container metrics, 0 otherwise");
+    out += "resource_scrape_error 0\n";
+    return out;
+}
+
 std::map<std::string, std::string> parse_pod_map(std::string_view text) {
     std::map<std::string, std::string> out;
     while (!text.empty()) {
@@ -228,10 +297,10 @@ std::map<std::string, std::string> parse_pod_map(std::string_view text) {
     return out;
 }
 
-std::pair<std::string, int> parse_listen(std::string_view text) {
+std::pair<std::string, int> parse_listen(std::string_view text, std::string_view flag) {
     auto colon = text.rfind(':');
     const auto bad = [&](const std::string& why) {
-        return std::invalid_argument("--listen \"" + std::string(text) + "\": " + why +
+        return std::invalid_argument(std::string(flag) + " \"" + std::string(text) + "\": " + why +
                                      " (expected HOST:PORT)");
     };
     if (colon == std::string_view::npos || colon == 0) throw bad("no host or port");

@@ -1,6 +1,7 @@
 // The replay behind phasescale-replay-exporter: executions of a resource trace played back as
-// cAdvisor-style series, with trace time compressed by a speed factor. No HTTP here, so that the
-// arithmetic can be tested alone.
+// cAdvisor-style series for Prometheus, and as the kubelet's resource metrics for metrics-server,
+// with trace time compressed by a speed factor. No HTTP here, so that the arithmetic can be
+// tested alone.
 //
 // Sample k of an execution (at trace time t_k) holds from t_k to t_{k+1}; the last sample holds
 // for the interval before it (1 s for an execution of one sample). An execution is "running"
@@ -8,6 +9,7 @@
 // replay loops.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -48,7 +50,8 @@ struct PodState {
     std::string pod;
     double cpu_seconds =
         0;  // counter: CPU seconds used in wall time (its rate is the trace's cores)
-    double memory_bytes = 0;  // gauge
+    double memory_bytes = 0;   // gauge
+    double start_seconds = 0;  // wall seconds after the replay's start when this pod started
 };
 
 class Replay {
@@ -67,6 +70,12 @@ public:
     std::vector<PodState> at(double wall_seconds) const;
     // The /metrics text at that time (Prometheus text exposition format 0.0.4).
     std::string exposition(double wall_seconds) const;
+    // The kubelet's /metrics/resource text (what metrics-server scrapes) at `now_ms`, wall
+    // milliseconds since the epoch, for a replay that started at `started_ms`: the running pods'
+    // container_* and pod_* series, node_* sums standing for the node, resource_scrape_error 0.
+    // The same values as exposition((now_ms - started_ms) / 1000.0), stamped now_ms, as the
+    // kubelet stamps its samples; container_start_time_seconds is when the pod's replay started.
+    std::string kubelet_exposition(std::int64_t started_ms, std::int64_t now_ms) const;
 
     // Also serve kube_pod_labels{namespace, pod, <label>="<value>"...} 1 for every running pod, as
     // kube-state-metrics does; `labels` are its label names already (label_app, ...).
@@ -81,6 +90,15 @@ public:
     double end() const;
 
 private:
+    // Execution i at `wall_seconds`: whether it runs, and the CPU seconds it used so far (all of
+    // its runs' once it ended, none before it started).
+    struct Sample {
+        bool running = false;
+        double cpu_seconds = 0;
+        double memory_bytes = 0;
+    };
+    Sample sample(std::size_t i, double wall_seconds) const;
+
     struct Prepared {
         double duration = 0;             // trace seconds the execution runs
         std::vector<double> cumulative;  // core-seconds at each offset
@@ -97,8 +115,8 @@ private:
 
 // "id=pod,id2=pod2" -> map; throws std::invalid_argument naming the bad entry.
 std::map<std::string, std::string> parse_pod_map(std::string_view text);
-// "HOST:PORT" (HOST may be [IPv6]) -> (host, port); throws std::invalid_argument.
-std::pair<std::string, int> parse_listen(std::string_view text);
+// "HOST:PORT" (HOST may be [IPv6]) -> (host, port); throws std::invalid_argument naming `flag`.
+std::pair<std::string, int> parse_listen(std::string_view text, std::string_view flag = "--listen");
 // Escapes a label value for the text exposition format.
 std::string escape_exposition_label(std::string_view value);
 // The shortest text that reads back as the same double ("NaN", "+Inf", "-Inf" for those).

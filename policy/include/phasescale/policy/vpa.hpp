@@ -6,13 +6,17 @@
 // Each constant names its upstream identifier. tests/vpa-reference/ replays traces through the
 // real v1.8.1 code and this one and compares them sample by sample.
 //
-// Not modelled: the lower and upper bounds (confidence multipliers), the expiry of aggregate
-// states (MemoryAggregationIntervalCount), checkpoints, post-processors (capping, integer CPU),
-// and the recommendation's own rounding to whole millicores and bytes (under 2 millicores or
-// 2 bytes; usage samples are truncated to whole millicores and bytes as upstream's are).
+// The lower and upper bounds (other percentiles, with confidence multipliers that widen them
+// while the history is short) are modelled too: the updater (VpaUpdater, below) acts on them.
+// Usage samples and every step of the estimator chain are whole millicores and bytes, truncated,
+// as upstream's model.ResourceAmount is.
+//
+// Not modelled: the expiry of aggregate states (MemoryAggregationIntervalCount), checkpoints,
+// post-processors (capping, integer CPU).
 
 #include <phasescale/policy/recommender.hpp>
 
+#include <cstddef>
 #include <vector>
 
 namespace phasescale::policy {
@@ -77,6 +81,11 @@ struct VpaOptions {
     double memory_interval_s = 24 * 3600;   // model.DefaultMemoryAggregationInterval: 24h
     double cpu_percentile = 0.9;            // TargetCPUPercentile: 0.9 (--target-cpu-percentile)
     double memory_percentile = 0.9;  // TargetMemoryPercentile: 0.9 (--target-memory-percentile)
+    // Lower/UpperBoundCPUPercentile and Lower/UpperBoundMemoryPercentile: 0.5 and 0.95.
+    double lower_bound_percentile = 0.5, upper_bound_percentile = 0.95;
+    // ConfidenceIntervalCPU and ConfidenceIntervalMemory: 24h, the unit of the history length
+    // in the bounds' confidence multipliers.
+    double confidence_interval_s = 24 * 3600;
     // SafetyMarginFraction: 0.15 (--recommendation-margin-fraction). Upstream turns a negative
     // margin into 0; here it shrinks the target, for the simulator's calibration.
     Margins margins{0.15, 0.15};
@@ -93,11 +102,19 @@ struct VpaOptions {
 const ExponentialBuckets& vpa_cpu_buckets();
 const ExponentialBuckets& vpa_memory_buckets();
 
+// What the recommender writes to a VerticalPodAutoscaler's status for one container.
+struct VpaRecommendation {
+    Amount target, lower_bound, upper_bound;
+};
+
 class VpaRecommender : public Recommender {
 public:
     explicit VpaRecommender(VpaOptions options = {});
     void observe(const Sample& sample) override;
+    // The target, as request and limit (what `simulate --policy vpa` applies at every sample).
     std::optional<Allocation> recommend(const Sample* next) override;
+    // The target and its bounds; nothing before the first sample.
+    std::optional<VpaRecommendation> recommendation() const;
     // Begins a new container of the same workload: its own memory-peak intervals and CPU sample
     // order, the same histograms (as the VPA's aggregate state is shared by a workload's pods).
     void start_container();
@@ -112,6 +129,48 @@ private:
     double window_end_ = 0;  // end of the current memory aggregation interval
     bool have_window_ = false;
     double memory_peak_ = 0, oom_peak_ = 0;
+    // AggregateContainerState's FirstSampleStart, LastSampleStart and TotalSamplesCount (CPU
+    // samples), shared by the workload's containers: the history length of the confidence.
+    double first_sample_ = 0, last_sample_ = 0;
+    std::size_t samples_ = 0;
+};
+
+// The updater's settings, v1.8.1 defaults (pkg/updater/config, the updater's flags).
+struct VpaUpdaterOptions {
+    double interval_s = 60;  // UpdaterInterval: 1m (--updater-interval)
+    // PodLifetimeUpdateThreshold: 12h (--in-recommendation-bounds-eviction-lifetime-threshold).
+    // A younger pod is updated only when a request is outside the recommended bounds.
+    double pod_lifetime_threshold_s = 12 * 3600;
+    double min_change_priority = 0.1;  // DefaultUpdateThreshold: 0.1 (--pod-update-threshold)
+    double evict_after_oom_s = 600;    // EvictAfterOOMThreshold: 10m (--evict-after-oom-threshold)
+};
+
+// The VPA as it is deployed: the recommender above, and the updater
+// (pkg/updater/priority.UpdatePriorityCalculator.AddPod, the same rule for in-place updates
+// and evictions in InPlaceOrRecreate mode) that applies the target only on its own loop, and
+// only when a request is outside [lowerBound, upperBound], or the pod has lived
+// pod_lifetime_threshold_s and the requests differ from the target by min_change_priority
+// (the sum of relative differences), or after a quick OOM (a container killed within
+// evict_after_oom_s of its start, and that recently). `simulate --policy vpa-updater`.
+// Not modelled: the recommender's own loop (its status is taken as fresh at each updater
+// loop), the admission controller (a fresh workload has no recommendation at pod creation),
+// disruption limits between the pods of a workload.
+class VpaUpdater : public Recommender {
+public:
+    explicit VpaUpdater(VpaOptions recommender = {}, VpaUpdaterOptions updater = {});
+    void observe(const Sample& sample) override;
+    std::optional<Allocation> recommend(const Sample* next) override;
+    VpaRecommender& recommender() { return recommender_; }
+
+private:
+    bool should_update(const VpaRecommendation& r) const;
+
+    VpaRecommender recommender_;
+    VpaUpdaterOptions options_;
+    bool started_ = false;
+    double pod_start_ = 0, container_start_ = 0, now_ = 0, next_loop_ = 0;
+    Amount request_;
+    std::optional<double> quick_oom_at_;  // when the last quick OOM happened
 };
 
 }  // namespace phasescale::policy

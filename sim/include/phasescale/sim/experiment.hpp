@@ -21,7 +21,8 @@ namespace phasescale::sim {
 
 // `phase-no-model` is `phase` without its phase model (the ablation).
 inline const std::vector<std::string> kPolicies = {
-    "static", "vpa", "vpa-warm", "window", "krr", "phase", "phase-no-model", "oracle", "perfect"};
+    "static", "vpa",   "vpa-updater",    "vpa-warm", "window",
+    "krr",    "phase", "phase-no-model", "oracle",   "perfect"};
 // `oracle` and `perfect` see each sample before they allocate for it.
 bool is_causal(const std::string& policy);
 
