@@ -149,7 +149,7 @@ YAML
 target() { kubectl -n "$ns" get vpa trainer -o jsonpath='{.status.recommendation.containerRecommendations[?(@.containerName=="main")].target}'; }
 has_recommendation() { [[ -n $(target) ]]; }
 must "the VerticalPodAutoscaler gets status.recommendation" wait_for 90 has_recommendation
-echo "recommendation target: $(target)"
+kubectl -n "$ns" get vpa trainer -o jsonpath='{.status.recommendation.containerRecommendations[0]}{"\n"}'  # target and bounds
 
 # The pods' cpu requests, once one differs from the StatefulSet's 3 cores.
 requests() { kubectl -n "$ns" get pods -l app=train -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}{"\n"}{end}'; }
