@@ -146,13 +146,19 @@ spec:
   targetRef: {apiVersion: apps/v1, kind: StatefulSet, name: trainer}
   updatePolicy: {updateMode: InPlaceOrRecreate}
 YAML
-target() { kubectl -n "$ns" get vpa trainer -o jsonpath='{.status.recommendation.containerRecommendations[?(@.containerName=="main")].target}'; }
+target() {
+    kubectl -n "$ns" get vpa trainer -o jsonpath='{.status.recommendation.containerRecommendations[?(@.containerName=="main")].target}'
+}
 has_recommendation() { [[ -n $(target) ]]; }
 must "the VerticalPodAutoscaler gets status.recommendation" wait_for 90 has_recommendation
 kubectl -n "$ns" get vpa trainer -o jsonpath='{.status.recommendation.containerRecommendations[0]}{"\n"}'  # target and bounds
 
 # The pods' cpu requests, once one differs from the StatefulSet's 3 cores.
-requests() { kubectl -n "$ns" get pods -l app=train -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}{"\n"}{end}'; }
+requests() {  # per pod: name uid cpu memory
+    kubectl -n "$ns" get pods -l app=train --no-headers -o custom-columns=NAME:.metadata.name,\
+UID:.metadata.uid,CPU:.spec.containers[0].resources.requests.cpu,\
+MEMORY:.spec.containers[0].resources.requests.memory
+}
 one_updated() { requests | awk '$3 != "3"' | grep -q .; }
 must "the updater applies the recommendation to a pod" wait_for 90 one_updated
 requests | tee "$work/requests.txt"
