@@ -29,6 +29,17 @@ launch() {
     echo "$pid $(proc_start "$pid")" >"$DIR/run/$name.pid"
 }
 
+# pid_exports PREFIX NAME...: `export PREFIX_PID_<NAME>=<pid>` lines for an env file (an empty
+# pid for a NAME not running); NAME upper-cased, dashes as underscores.
+pid_exports() {
+    local prefix=$1 name pid start; shift
+    for name in "$@"; do
+        pid=
+        [[ ! -f $DIR/run/$name.pid ]] || read -r pid start <"$DIR/run/$name.pid"
+        echo "export ${prefix}_PID_$(echo "${name//-/_}" | tr '[:lower:]' '[:upper:]')=${pid}"
+    done
+}
+
 # stop_one NAME [SIGNAL]: SIGNAL (TERM) to the process group, SIGKILL after 15 s.
 stop_one() {
     local name=$1 sig=${2:-TERM} pid start i

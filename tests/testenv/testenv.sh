@@ -306,12 +306,7 @@ write_env() {
         echo "export PHASESCALE_TESTENV_CONTROLLER_MANAGER=$CONTROLLER_MANAGER"
         echo "export PHASESCALE_TESTENV_SCHEDULER=$SCHEDULER"
         printf "export PHASESCALE_TESTENV_APISERVER_ARGS=%q\n" "${APISERVER_ARGS:-}"
-        local c pid start
-        for c in "${components[@]}" watchdog; do
-            pid=
-            [[ ! -f $DIR/run/$c.pid ]] || read -r pid start <"$DIR/run/$c.pid"
-            echo "export PHASESCALE_TESTENV_PID_$(echo "${c//-/_}" | tr '[:lower:]' '[:upper:]')=${pid}"
-        done
+        pid_exports PHASESCALE_TESTENV "${components[@]}" watchdog
     } >"$f.tmp"
     mv "$f.tmp" "$f"
 }

@@ -190,7 +190,7 @@ webhook_registered() {
 # ---------------------------------------------------------------- env file
 
 write_env() {
-    local f=$DIR/env c pid start
+    local f=$DIR/env
     {
         echo "# written by tests/vpa-live/vpa-live.sh start; source it"
         echo "export PHASESCALE_VPA_LIVE_DIR='$DIR'"
@@ -213,11 +213,7 @@ write_env() {
         echo "export PHASESCALE_VPA_LIVE_UPDATER_LIFETIME='$UPDATER_LIFETIME'"
         echo "export PHASESCALE_VPA_LIVE_MIN_REPLICAS='$MIN_REPLICAS'"
         echo "export PHASESCALE_VPA_LIVE_FEATURE_GATES='$FEATURE_GATES'"
-        for c in "${components[@]}" watchdog; do
-            pid=
-            [[ ! -f $DIR/run/$c.pid ]] || read -r pid start <"$DIR/run/$c.pid"
-            echo "export PHASESCALE_VPA_LIVE_PID_$(echo "${c//-/_}" | tr '[:lower:]' '[:upper:]')=${pid}"
-        done
+        pid_exports PHASESCALE_VPA_LIVE "${components[@]}" watchdog
     } >"$f.tmp"
     mv "$f.tmp" "$f"
 }
