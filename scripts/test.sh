@@ -13,6 +13,9 @@ bash tests/testenv/build.sh >/dev/null
 bash tests/helm/build.sh >/dev/null
 # The real VPA recommender for the vpa.reference tests, likewise (tests/vpa-reference/build.sh).
 bash tests/vpa-reference/build.sh >/dev/null
+# metrics-server and the VPA's recommender, updater and admission controller for the vpa.live
+# tests, likewise (tests/vpa-live/build.sh).
+bash tests/vpa-live/build.sh >/dev/null
 # The image's Debian base images for tests/image/, likewise (debootstrap, its own cache; it
 # installs buildah and debootstrap first; scripts/build-image.sh --base).
 bash scripts/build-image.sh --base >/dev/null

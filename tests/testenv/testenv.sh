@@ -32,93 +32,10 @@ components=(etcd apiserver controller-manager scheduler kwok)
 die() { echo "testenv: $*" >&2; exit 1; }
 log() { echo "testenv: $*" >&2; }
 
-# ---------------------------------------------------------------- processes
-
-# The start time of a process (field 22 of /proc/PID/stat), so that a pid file never
-# makes us signal an unrelated process that got the same pid later.
-proc_start() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null || true; }
-
-# alive NAME: the recorded process of NAME still runs
-alive() {
-    local f=$DIR/run/$1.pid pid start
-    [[ -f $f ]] || return 1
-    read -r pid start <"$f" || return 1
-    [[ -n $pid && -d /proc/$pid && "$(proc_start "$pid")" == "$start" ]] || return 1
-    # A zombie (exited, not yet reaped) does not count.
-    [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]]
-}
-
-# launch NAME CMD...: run CMD in a session (and process group) of its own, output to
-# DIR/logs/NAME.log, and record its pid.
-launch() {
-    local name=$1; shift
-    setsid "$@" >>"$DIR/logs/$name.log" 2>&1 </dev/null &
-    local pid=$!
-    echo "$pid $(proc_start "$pid")" >"$DIR/run/$name.pid"
-}
-
-# stop_one NAME [SIGNAL]: SIGNAL (TERM) to the process group, SIGKILL after 15 s.
-stop_one() {
-    local name=$1 sig=${2:-TERM} pid start i
-    alive "$name" || { rm -f "$DIR/run/$name.pid"; return 0; }
-    read -r pid start <"$DIR/run/$name.pid"
-    kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do
-        alive "$name" || break
-        sleep 0.1
-    done
-    if alive "$name"; then
-        log "$name did not stop in 15 s, killing it"
-        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do alive "$name" || break; sleep 0.1; done
-    fi
-    # Anything left in its process group (children that outlived it).
-    if pgrep -g "$pid" >/dev/null 2>&1; then
-        kill -KILL -- "-$pid" 2>/dev/null || true
-    fi
-    rm -f "$DIR/run/$name.pid"
-}
-
-# ---------------------------------------------------------------- ports
-
-# free_port VAR: set VAR to a TCP port that nothing listens on, below the ephemeral
-# range, and not handed out before by this script. Another program can still take it
-# before our server binds it: cmd_start then tries again with other ports.
-declare -A taken_ports=()
-free_port() {
-    local p i
-    for ((i = 0; i < 200; i++)); do
-        p=$((10000 + RANDOM % 22000))
-        [[ -z ${taken_ports[$p]:-} ]] || continue
-        if ! ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then
-            taken_ports[$p]=1
-            printf -v "$1" '%s' "$p"
-            return 0
-        fi
-    done
-    die "no free port found"
-}
-
-# ---------------------------------------------------------------- waiting
-
-# wait_for WHAT NAME CMD...: run CMD until it succeeds, while component NAME runs.
-wait_for() {
-    local what=$1 name=$2; shift 2
-    local deadline=$((SECONDS + ${PHASESCALE_TESTENV_TIMEOUT:-120}))
-    until "$@" >/dev/null 2>&1; do
-        if [[ -n $name ]] && ! alive "$name"; then
-            log "$name exited while waiting for $what; last lines of logs/$name.log:"
-            tail -n 30 "$DIR/logs/$name.log" >&2 || true
-            return 1
-        fi
-        if ((SECONDS > deadline)); then
-            log "timed out waiting for $what"
-            [[ -z $name ]] || tail -n 30 "$DIR/logs/$name.log" >&2 || true
-            return 1
-        fi
-        sleep 0.2
-    done
-}
+# Processes (launch, alive, stop_one), free ports (free_port) and waiting (wait_for).
+# shellcheck source=processes.sh
+source "$here/processes.sh"
+WAIT_TIMEOUT=${PHASESCALE_TESTENV_TIMEOUT:-120}
 
 kubectl_() { "$BIN/kubectl" --kubeconfig "$DIR/kubeconfig" "$@"; }
 
@@ -135,29 +52,15 @@ make_pki() {
     (
         cd "$pki"
         umask 077
-        openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
-            -subj "/CN=phasescale-testenv-ca" \
-            -addext "basicConstraints=critical,CA:TRUE" \
-            -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
-        cat >apiserver.ext <<'EOF'
-basicConstraints=critical,CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.96.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
-EOF
-        openssl req -newkey rsa:2048 -nodes -keyout apiserver.key -out apiserver.csr \
-            -subj "/CN=kube-apiserver" 2>/dev/null
-        openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-            -out apiserver.crt -days 3650 -extfile apiserver.ext 2>/dev/null
-        cat >client.ext <<'EOF'
-basicConstraints=critical,CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=clientAuth
-EOF
-        openssl req -newkey rsa:2048 -nodes -keyout admin.key -out admin.csr \
-            -subj "/O=system:masters/CN=admin" 2>/dev/null
-        openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-            -out admin.crt -days 3650 -extfile client.ext 2>/dev/null
+        make_ca ca phasescale-testenv-ca
+        "$here/issue-cert.sh" ca apiserver /CN=kube-apiserver server \
+            IP:127.0.0.1,DNS:localhost,IP:10.96.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+        "$here/issue-cert.sh" ca admin /O=system:masters/CN=admin client
+        # The aggregation layer (metrics.k8s.io of metrics-server, ...): the API server proxies
+        # to an extension API server with this client certificate, which the extension server
+        # trusts through the separate front-proxy CA (--requestheader-client-ca-file).
+        make_ca front-proxy-ca phasescale-testenv-front-proxy-ca
+        "$here/issue-cert.sh" front-proxy-ca front-proxy-client /CN=front-proxy-client client
         # Service-account token signing keys (TokenRequest, bound tokens).
         openssl genrsa -out sa.key 2048 2>/dev/null
         openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
@@ -165,8 +68,14 @@ EOF
         # grants some (RBAC is on).
         echo "$ADMIN_TOKEN,admin,admin,\"system:masters\"" >tokens.csv
         echo "$VIEWER_TOKEN,viewer,viewer" >>tokens.csv
-        rm -f ./*.csr ./*.ext ./*.srl
     )
+}
+
+make_ca() {  # make_ca NAME CN: a self-signed CA, NAME.crt and NAME.key in the current folder
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.crt" -days 3650 \
+        -subj "/CN=$2" \
+        -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
 }
 
 write_kubeconfig() {
@@ -246,6 +155,13 @@ start_apiserver() {
         --tls-cert-file="$DIR/pki/apiserver.crt" \
         --tls-private-key-file="$DIR/pki/apiserver.key" \
         --client-ca-file="$DIR/pki/ca.crt" \
+        --requestheader-client-ca-file="$DIR/pki/front-proxy-ca.crt" \
+        --requestheader-allowed-names=front-proxy-client \
+        --requestheader-username-headers=X-Remote-User \
+        --requestheader-group-headers=X-Remote-Group \
+        --requestheader-extra-headers-prefix=X-Remote-Extra- \
+        --proxy-client-cert-file="$DIR/pki/front-proxy-client.crt" \
+        --proxy-client-key-file="$DIR/pki/front-proxy-client.key" \
         --token-auth-file="$DIR/pki/tokens.csv" \
         --authorization-mode=Node,RBAC \
         --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -380,6 +296,7 @@ write_env() {
         echo "export PHASESCALE_TESTENV_CA_FILE='$DIR/pki/ca.crt'"
         echo "export PHASESCALE_TESTENV_CLIENT_CERT_FILE='$DIR/pki/admin.crt'"
         echo "export PHASESCALE_TESTENV_CLIENT_KEY_FILE='$DIR/pki/admin.key'"
+        echo "export PHASESCALE_TESTENV_FRONT_PROXY_CA_FILE='$DIR/pki/front-proxy-ca.crt'"
         echo "export PHASESCALE_TESTENV_ADMIN_TOKEN='$ADMIN_TOKEN'"
         echo "export PHASESCALE_TESTENV_VIEWER_TOKEN='$VIEWER_TOKEN'"
         echo "export PHASESCALE_TESTENV_NODES=$NODES"
@@ -389,12 +306,7 @@ write_env() {
         echo "export PHASESCALE_TESTENV_CONTROLLER_MANAGER=$CONTROLLER_MANAGER"
         echo "export PHASESCALE_TESTENV_SCHEDULER=$SCHEDULER"
         printf "export PHASESCALE_TESTENV_APISERVER_ARGS=%q\n" "${APISERVER_ARGS:-}"
-        local c pid start
-        for c in "${components[@]}" watchdog; do
-            pid=
-            [[ ! -f $DIR/run/$c.pid ]] || read -r pid start <"$DIR/run/$c.pid"
-            echo "export PHASESCALE_TESTENV_PID_$(echo "${c//-/_}" | tr '[:lower:]' '[:upper:]')=${pid}"
-        done
+        pid_exports PHASESCALE_TESTENV "${components[@]}" watchdog
     } >"$f.tmp"
     mv "$f.tmp" "$f"
 }
