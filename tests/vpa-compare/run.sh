@@ -279,6 +279,13 @@ jq -r --argjson f "$from" --argjson t "$to" 'select(.stageTimestamp != null)
         | (.stageTimestamp | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) as $s
         | select($s >= $f and $s <= $t) | (.userAgent // "-" | split("/")[0])' "$work/audit.log" |
     sort | uniq -c | awk -v m="$minutes" '{printf "%s\t%d\t%.1f\n", $2, $1, $1 / m}' > "$out/api-requests.tsv"
+# And by client, verb and resource (what each spends its requests on).
+jq -r --argjson f "$from" --argjson t "$to" 'select(.stageTimestamp != null)
+        | (.stageTimestamp | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) as $s
+        | select($s >= $f and $s <= $t)
+        | "\(.userAgent // "-" | split("/")[0]) \(.verb) \(.objectRef.resource // "-")\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end)"' \
+    "$work/audit.log" | sort | uniq -c | sort -k2,2 -k1,1nr |
+    awk -v m="$minutes" '{printf "%s\t%s\t%s\t%d\t%.1f\n", $2, $3, $4, $1, $1 / m}' > "$out/api-requests-by-verb.tsv"
 api_rate() { awk -v a="$1" '$1 == a {r = $3} END {print r + 0}' "$out/api-requests.tsv"; }
 
 jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa-served.json" \
