@@ -15,16 +15,18 @@
 # pods and the VPA's status (kubectl watches, JSON lines), the VPA recommender's and the
 # operator's loop time and RSS, and the API requests of each (audit log, by user agent); then
 # scores both namespaces with `phasescale score-live` (the simulator's accounting) and compares
-# the live VPA's targets with the simulator's VPA recommender (that of `simulate --policy vpa`) on what
-# metrics-server served.
+# the live VPA's targets with the simulator's VPA recommender (that of `simulate --policy vpa`)
+# on what metrics-server served.
 # Writes OUT_DIR/summary.json and OUT_DIR/table.txt (and the recordings); prints the table.
 # With CHECK=1 (the ctest) it asserts the behaviour; exit 1 on a failed check.
 #
 # Environment [default]: PODS per namespace [3], SPEED [15], RECORD seconds [150], START_CPU
 # [500m], START_MEM [512Mi], VPA_MODE [InPlaceOrRecreate], LOOP (recommender, updater and
-# operator tick, metrics-server resolution; above 10s, its kubelet timeout) [15s], SCRAPE (Prometheus) [5s], TORCH (torch runs
-# among the executions, at most 6) [2], TORCH_DIR [../shared/data/torch], SEED [5], TOLERANCE (VPA histogram buckets) [1],
-# CHECK [0], KEEP=1 keeps the work directory.
+# operator tick, metrics-server resolution; above 10s, its kubelet timeout) [15s], SCRAPE
+# (Prometheus) [5s], TORCH (torch runs among the executions, at most 6) [2], TORCH_DIR
+# [../shared/data/torch], SEED [5], TOLERANCE (VPA histogram buckets) [1], AUTOSCALERS_FIRST
+# (the VPA and the PhaseAutoscaler before the pods, not once they run) [0], CHECK [0], KEEP=1
+# keeps the work directory.
 set -euo pipefail
 
 cli=$1 operator=$2 replay=$3 out=$4
@@ -151,7 +153,8 @@ for i in 0 1; do
     kubectl create namespace "${namespaces[$i]}" > /dev/null
 done
 for ns in "${namespaces[@]}"; do wait_for 60 kubectl get sa default -n "$ns" -o name > /dev/null 2>&1; done
-kubectl apply -f - > /dev/null << YAML
+autoscalers() {
+    cat << YAML
 apiVersion: autoscaling.k8s.io/v1
 kind: VerticalPodAutoscaler
 metadata: {name: trainer, namespace: cmp-vpa}
@@ -166,6 +169,12 @@ spec:
   selector: {matchLabels: {app: train}}
   mode: InPlace
 YAML
+}
+# Both autoscalers once every pod runs at START_CPU/START_MEM, so that both sides start from the
+# same requests. With AUTOSCALERS_FIRST=1 they come before the pods, as a workload deployed with
+# its VPA: the VPA's admission controller then gives the pods it creates the recommendation of
+# that moment (see README.md: with no metrics yet, the minimum 25m/250Mi).
+[[ ${AUTOSCALERS_FIRST:-0} != 1 ]] || autoscalers | kubectl apply -f - > /dev/null
 t0=$SECONDS
 created=$(date +%s.%N)
 statefulset cmp-vpa kwok-node-0 | kubectl apply -f - > /dev/null
@@ -177,6 +186,7 @@ running() {
 }
 wait_for 1200 running || { log "pods not all Running"; exit 1; }
 log "$((2 * pods)) pods Running after $((SECONDS - t0)) s"
+[[ ${AUTOSCALERS_FIRST:-0} == 1 ]] || autoscalers | kubectl apply -f - > /dev/null
 
 # ------------------------------------------------------------------ recorders, the operator
 # Each recorder in a session of its own, so that stopping it stops its kubectl and jq; what
