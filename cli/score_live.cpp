@@ -159,34 +159,34 @@ std::optional<policy::Allocation> in_force(const std::vector<PodEvent>& events, 
 }
 
 struct PodResult {
-    sim::Replay replay;
+    sim::Score score;
     PodChanges changes;
     std::size_t samples_without_pod = 0;
 };
 
-// Scores the samples served to pod `i` in the window against the spec in force at each.
+// Scores the samples served to pod `i` in the window, each for the part of its interval inside
+// the window, against the spec in force when it began (or the window did).
 PodResult score_pod(const replay::Replay& r, std::size_t i, const std::vector<PodEvent>& events,
                     const ScoreLiveArgs& a) {
     const replay::PodTrace& p = r.pods()[i];
-    const double speed = r.speed();
-    sim::Container c;
-    c.id = p.pod;
-    std::vector<policy::Allocation> allocations;
+    const double speed = r.speed(), from = (*a.from - a.start) * speed,
+                 to = (*a.to - a.start) * speed;
+    std::optional<sim::Scorer> scorer;
     PodResult out;
-    for (const replay::ServedSample& s :
-         r.served(i, (*a.from - a.start) * speed, (*a.to - a.start) * speed)) {
-        const auto alloc =
-            in_force(events, a.start + std::max(s.trace_time / speed, *a.from - a.start));
+    for (const replay::ServedSample& s : r.served(i, from, to)) {
+        const double begin = std::max(s.trace_time, from), end = std::min(s.end, to);
+        const auto alloc = in_force(events, a.start + begin / speed);
         if (!alloc) {
             ++out.samples_without_pod;
             continue;
         }
-        c.timestamps.push_back(s.trace_time);
-        c.usage.push_back({p.cpu[s.index], p.memory[s.index]});
-        allocations.push_back(*alloc);
+        if (!scorer) scorer.emplace(*alloc);
+        scorer->add(begin, {p.cpu[s.index], p.memory[s.index]}, *alloc, end - begin);
     }
-    out.replay = sim::score_allocations(c, allocations);
+    if (scorer) out.score = scorer->score();
     out.changes = changes_of(events, *a.from, *a.to);
+    // Resizes as the watch saw them: spec changes, not only those that outlived a sample.
+    out.score.resizes = out.changes.resizes;
     return out;
 }
 
@@ -419,13 +419,13 @@ int run_score_live(ScoreLiveArgs& a) {
         const auto it = events.find(name);
         if (it == events.end()) throw UsageError("pod " + name + ": the watch never saw it");
         const PodResult p = score_pod(r, i, it->second, a);
-        total.add(p.replay.score);
+        total.add(p.score);
         changes.resizes += p.changes.resizes;
         changes.resizes_in_status += p.changes.resizes_in_status;
         changes.recreations += p.changes.recreations;
         changes.deletions += p.changes.deletions;
         json j = changes_json(p.changes);
-        j["score"] = sim::score_json(p.replay.score);
+        j["score"] = sim::score_json(p.score);
         j["samples_without_pod"] = p.samples_without_pod;
         pods[name] = j;
     }

@@ -2,8 +2,6 @@
 #include <phasescale/sim/replay.hpp>
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
 namespace phasescale::sim {
 
@@ -97,23 +95,6 @@ bool Scorer::add(double timestamp, const policy::Amount& usage, const policy::Al
     score_.resizes += !same(in_force, previous_);
     previous_ = in_force;
     return oom_killed;
-}
-
-Replay score_allocations(const Container& c, const std::vector<policy::Allocation>& allocations) {
-    if (allocations.size() != c.usage.size() || c.timestamps.size() != c.usage.size())
-        throw std::invalid_argument("score_allocations: " + c.id + ": " +
-                                    std::to_string(allocations.size()) + " allocations for " +
-                                    std::to_string(c.usage.size()) + " samples");
-    const std::vector<double> durations = sample_durations(c.timestamps);
-    Replay r;
-    if (allocations.empty()) return r;
-    Scorer scorer(allocations.front());
-    for (std::size_t t = 0; t < c.usage.size(); ++t)
-        if (scorer.add(c.timestamps[t], c.usage[t], allocations[t], durations[t]))
-            r.oom_kills.push_back(t);
-    r.score = scorer.score();
-    r.allocations = allocations;
-    return r;
 }
 
 Replay replay(const Container& c, policy::Recommender& recommender, bool causal,

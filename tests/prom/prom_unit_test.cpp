@@ -340,6 +340,7 @@ TEST_CASE("replay: the samples served in a window of trace time, looping", "[uni
     CHECK(times(r.served(0, 10, 20)) == Got{{10, 1}});
     Replay once({pod("a", {0, 10}, {1.0, 3.0}, {5, 6})}, "ns", "main", 10.0, false);
     CHECK(times(once.served(0, 0, 100)) == Got{{0, 0}, {10, 1}});
+    CHECK(once.served(0, 0, 100).back().end == 20);  // the last sample holds for the one before
 }
 
 TEST_CASE("replay: executions with offsets start later", "[unit]") {

@@ -181,7 +181,7 @@ std::vector<ServedSample> Replay::served(std::size_t i, double from, double to) 
             const double next =
                 k + 1 < p.offsets.size() ? begin + p.offsets[k + 1] : begin + prep.duration;
             if (t >= to) break;
-            if (next > from) out.push_back({t, k});
+            if (next > from) out.push_back({t, k, next});
         }
         if (!loop_) break;
     }

@@ -47,10 +47,12 @@ struct PodTrace {
 };
 
 // A trace sample as served: sample `index` of a pod's execution, from `trace_time` (seconds of
-// trace time after the replay's start; wall seconds = trace_time / speed) until the next one.
+// trace time after the replay's start; wall seconds = trace_time / speed) until `end`, when the
+// next one starts (or the execution ends).
 struct ServedSample {
     double trace_time = 0;
     std::size_t index = 0;
+    double end = 0;
 };
 
 struct PodState {

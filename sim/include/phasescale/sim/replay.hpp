@@ -68,8 +68,8 @@ struct Replay {
 // Each sample stands for the time until the next one; the last for the interval before it.
 std::vector<double> sample_durations(const std::vector<double>& timestamps);
 
-// The accounting of one container, sample by sample: what replay() scores for a policy, and what
-// score_allocations() scores for allocations made elsewhere (a live cluster). A resize is a
+// The accounting of one container, sample by sample: what replay() scores for a policy, and
+// what `phasescale score-live` scores for the allocations of a live cluster. A resize is a
 // sample whose allocation differs from the one before (at the first: from `initial`).
 class Scorer {
 public:
@@ -89,10 +89,6 @@ private:
     bool looping_ = false;  // over the memory limit, restarting under CrashLoopBackOff
     double backoff_ = 0, next_kill_ = 0;
 };
-
-// Scores the allocations a container had at each of its samples (`allocations[i]` in force at
-// `c.timestamps[i]`; the first is where it started), as replay() scores a policy's.
-Replay score_allocations(const Container& c, const std::vector<policy::Allocation>& allocations);
 
 // Replays `container` through `recommender`. Causal recommenders decide after each sample and
 // their decision takes effect `actuation.delay` samples later; the others (`oracle`, `perfect`)
