@@ -24,7 +24,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -39,10 +38,10 @@ struct ScoreLiveArgs {
     std::string pods;        // pod watch events, JSON lines
     std::optional<double> from, to;
     std::string json_out;
-    std::string served_trace;  // the aggregate trace a VPA sees, for simulate
+    std::string served_trace;  // where to write the samples a VPA of the pods would get
     double resolution = 15;
     std::string vpa;        // VPA watch events, JSON lines
-    std::string simulated;  // the samples the live VPA got, for the simulator's recommender
+    std::string vpa_input;  // the samples the live VPA got, for the simulator's recommender
     double lag = 30;
 };
 
@@ -54,8 +53,9 @@ struct PodEvent {
     std::optional<policy::Amount> status_requests;
 };
 
+// line 0: somewhere in the file.
 [[noreturn]] void bad_line(const std::string& file, std::size_t line, const std::string& what) {
-    throw UsageError(file + ":" + std::to_string(line) + ": " + what);
+    throw UsageError(file + (line ? ":" + std::to_string(line) : "") + ": " + what);
 }
 
 double quantity(const json& j, const char* key, const std::string& file, std::size_t line) {
@@ -439,9 +439,9 @@ int run_score_live(ScoreLiveArgs& a) {
     report["total"]["pods"] = r.pods().size();
     if (!a.served_trace.empty()) write_served_trace(r, a);
     if (!a.vpa.empty()) {
-        if (a.simulated.empty()) throw UsageError("--vpa needs --vpa-input");
+        if (a.vpa_input.empty()) throw UsageError("--vpa needs --vpa-input");
         const std::vector<json> live = read_json_lines(a.vpa);
-        report["vpa"] = fidelity(live, simulated_targets(a.simulated), a);
+        report["vpa"] = fidelity(live, simulated_targets(a.vpa_input), a);
         const std::vector<Bounds> bounds = read_bounds(live, a.vpa);
         for (const auto& p : r.pods())
             report["pods"][p.pod]["outside_vpa_bounds"] =
@@ -499,7 +499,7 @@ Command add_score_live_command(CLI::App& parent) {
         ->check(CLI::PositiveNumber);
     app->add_option("--vpa", a.vpa,
                     "The live VPA's watch, JSON lines: t, target, lowerBound, upperBound");
-    app->add_option("--vpa-input", a.simulated,
+    app->add_option("--vpa-input", a.vpa_input,
                     "The samples the live VPA got, as a trace of one execution (e.g. "
                     "--served-trace's): the simulator's VPA recommender replays them for --vpa");
     app->add_option("--lag", a.lag,
