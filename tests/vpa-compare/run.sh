@@ -224,12 +224,19 @@ loop_stats() {  # loop_stats FILE-PREFIX: sums and counts of both loops now
         "$(metric "$op_metrics" phasescale_tick_seconds_count)"
 }
 rss_mb() { awk '$1 == "VmRSS:" {printf "%.1f\n", $2 / 1024}' "/proc/$1/status"; }
+# RSS columns: the recommender, the operator, then the rest of the VPA (updater, admission
+# controller, metrics-server).
+rss_pids=("$rec_pid" "$op_pid" "$PHASESCALE_VPA_LIVE_PID_UPDATER" "$PHASESCALE_VPA_LIVE_PID_ADMISSION_CONTROLLER"
+    "$PHASESCALE_VPA_LIVE_PID_METRICS_SERVER")
+rss_max() {  # rss_max COLUMN: the most that process had over the window, MB
+    cut -f "$(($1 + 1))" "$work/rss.tsv" | sort -g | tail -n 1
+}
 from=$(date +%s.%N)
 read -r rsum0 rcount0 osum0 ocount0 <<< "$(loop_stats)"
 log "recording $record s from $from (trace starts: ${starts[*]})"
 : > "$work/rss.tsv"
 while (($(date +%s) < ${from%.*} + record)); do
-    printf '%s\t%s\t%s\n' "$(date +%s)" "$(rss_mb "$rec_pid")" "$(rss_mb "$op_pid")" >> "$work/rss.tsv"
+    { date +%s; for pid in "${rss_pids[@]}"; do rss_mb "$pid"; done; } | paste -s >> "$work/rss.tsv"
     sleep 5
 done
 to=$(date +%s.%N)
@@ -306,8 +313,8 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
     --argjson rcount "$(awk -v a="$rcount0" -v b="$rcount1" 'BEGIN {print b - a}')" \
     --argjson osum "$(awk -v a="$osum0" -v b="$osum1" 'BEGIN {print b - a}')" \
     --argjson ocount "$(awk -v a="$ocount0" -v b="$ocount1" 'BEGIN {print b - a}')" \
-    --argjson rrss "$(sort -t$'\t' -k2 -g "$work/rss.tsv" | tail -n1 | cut -f2)" \
-    --argjson orss "$(sort -t$'\t' -k3 -g "$work/rss.tsv" | tail -n1 | cut -f3)" \
+    --argjson rrss "$(rss_max 1)" --argjson orss "$(rss_max 2)" \
+    --argjson urss "$(rss_max 3)" --argjson arss "$(rss_max 4)" --argjson mrss "$(rss_max 5)" \
     --argjson rapi "$(api_rate recommender)" --argjson uapi "$(api_rate updater)" \
     --argjson aapi "$(api_rate admission-controller)" --argjson mapi "$(api_rate metrics-server)" \
     --argjson oapi "$(api_rate phasescale)" '
@@ -319,7 +326,8 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
     {pods_per_namespace: $pods, speed: $speed, loop: $loop, vpa_mode: $mode, start: $start,
      window_seconds: $window,
      vpa: (side($v[0]) + {loop_seconds_mean: (if $rcount > 0 then $rsum / $rcount else null end), loops: $rcount,
-            rss_mb_max: $rrss, api_requests_per_minute: {recommender: $rapi, updater: $uapi,
+            rss_mb_max: $rrss, rss_mb_max_others: {updater: $urss, "admission-controller": $arss,
+            "metrics-server": $mrss}, api_requests_per_minute: {recommender: $rapi, updater: $uapi,
             "admission-controller": $aapi, "metrics-server": $mapi}}),
      phasescale: (side($p[0]) + {loop_seconds_mean: (if $ocount > 0 then $osum / $ocount else null end), loops: $ocount,
             rss_mb_max: $orss, api_requests_per_minute: {"phasescale-operator": $oapi}}),
@@ -331,7 +339,7 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
     cat "$work/table-vpa.txt"
     tail -n 1 "$work/table-phase.txt"
     jq -r '"loop s mean: VPA recommender \(.vpa.loop_seconds_mean) (\(.vpa.loops) loops), phasescale tick \(.phasescale.loop_seconds_mean) (\(.phasescale.loops) ticks)",
-        "RSS MB max: VPA recommender \(.vpa.rss_mb_max), phasescale-operator \(.phasescale.rss_mb_max)",
+        "RSS MB max: VPA recommender \(.vpa.rss_mb_max) (others \(.vpa.rss_mb_max_others)), phasescale-operator \(.phasescale.rss_mb_max)",
         "API requests/min: VPA \(.vpa.api_requests_per_minute), phasescale \(.phasescale.api_requests_per_minute)",
         "VPA target vs the simulator'"'"'s on what metrics-server served (buckets): cpu \(.fidelity.cpu), memory \(.fidelity.memory)",
         "  on the trace sampled every loop (buckets): cpu \(.fidelity_trace_sampled.cpu), memory \(.fidelity_trace_sampled.memory)"' "$out/summary.json"
