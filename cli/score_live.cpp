@@ -93,17 +93,20 @@ std::map<std::string, std::vector<PodEvent>> read_pod_events(const std::string& 
     std::size_t line = 0;
     for (const json& j : read_json_lines(path)) {
         ++line;
+        for (const char* key : {"type", "pod", "uid"})
+            if (!j.contains(key) || !j.at(key).is_string())
+                bad_line(path, line, std::string("no ") + key + " (a string)");
         PodEvent e;
         e.t = j.at("t").get<double>();
-        e.type = j.value("type", "");
-        e.uid = j.value("uid", "");
+        e.type = j.at("type").get<std::string>();
+        e.uid = j.at("uid").get<std::string>();
         if (e.type != "DELETED") {
             e.spec = policy::Allocation{amount(j.value("requests", json()), path, line),
                                         amount(j.value("limits", json()), path, line)};
             if (j.contains("status_requests") && !j.at("status_requests").is_null())
                 e.status_requests = amount(j.at("status_requests"), path, line);
         }
-        pods[j.value("pod", "")].push_back(std::move(e));
+        pods[j.at("pod").get<std::string>()].push_back(std::move(e));
     }
     for (auto& [pod, events] : pods)
         std::stable_sort(events.begin(), events.end(),

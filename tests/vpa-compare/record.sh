@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # record.sh pods NAMESPACE | record.sh vpa NAMESPACE NAME | record.sh metrics NAMESPACE:
-# JSON lines on stdout, each with the wall time it was seen ("t", unix seconds). pods: a watch;
-# per event its type, name, UID, the container "main"'s spec requests and limits and the
+# JSON lines on stdout, each with the wall time it was seen ("t", unix seconds). pods: a watch
+# (its first list may come as List objects of many pods: one line per pod); per event its type,
+# name, UID, the container "main"'s spec requests and limits and the
 # requests its status reports. vpa: a watch; per update the recommendation of container "main"
 # (target, lowerBound, upperBound, uncappedTarget). metrics: what metrics-server serves for the
 # namespace's pods (metrics.k8s.io, what the VPA recommender reads), every 5 s: per pod its
@@ -19,10 +20,11 @@ pods)
         echo "record.sh: the watch of pods in $ns ended at $(date +%s.%N); watching again" >&2
         sleep 1
     done |
-        jq -c --unbuffered '{t: now, type, pod: .object.metadata.name, uid: .object.metadata.uid,
-            requests: .object.spec.containers[0].resources.requests,
-            limits: .object.spec.containers[0].resources.limits,
-            status_requests: (.object.status.containerStatuses[0].resources.requests // null)}' &
+        jq -c --unbuffered '. as $e | (.object.items // [.object])[]
+            | {t: now, type: $e.type, pod: .metadata.name, uid: .metadata.uid,
+               requests: .spec.containers[0].resources.requests,
+               limits: .spec.containers[0].resources.limits,
+               status_requests: (.status.containerStatuses[0].resources.requests // null)}' &
     ;;
 vpa)
     while :; do
