@@ -20,8 +20,7 @@ namespace {
 // One execution: a sample every 10 s of trace time, 1 core and 1 GiB throughout.
 std::string steady_trace(const TempDir& dir) {
     std::string csv = "timestamp,pod.id,cpu.usage.cores,mem.working.set\n";
-    for (int i = 0; i < 60; ++i)
-        csv += std::to_string(1700000000 + 10 * i) + ",job,1,1073741824\n";
+    for (int i = 0; i < 60; ++i) csv += std::to_string(1700000000 + 10 * i) + ",job,1,1073741824\n";
     return dir.write("trace.csv", csv);
 }
 
@@ -47,17 +46,17 @@ TEST_CASE("score-live scores the spec in force at each served sample, and counts
     // Speed 10 from unix 1000: sample k is served from wall second 1000 + k. Resized down at
     // 1010 (the status follows at 1011), deleted at 1020, re-created at 1022 with another UID,
     // resized up at 1040 (the status never follows).
-    const std::string pods = dir.write(
-        "pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
-                          event(1010, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi") +
-                          event(1011, "MODIFIED", "a", "500m", "512Mi", "500m", "512Mi") +
-                          event(1020, "DELETED", "a", "500m", "512Mi", nullptr, nullptr) +
-                          event(1022, "ADDED", "b", "1", "2Gi", nullptr, nullptr) +
-                          event(1040, "MODIFIED", "b", "3", "2Gi", nullptr, nullptr));
-    const Run run = run_cli(dir, {"score-live", "--trace", trace, "--namespace", "ns", "--speed",
-                                  "10", "--pod-map", "#0=trainer-0", "--start", "1000", "--pods",
-                                  pods, "--from", "1000", "--to", "1050", "--json",
-                                  dir / "out.json"});
+    const std::string pods =
+        dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
+                                    event(1010, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi") +
+                                    event(1011, "MODIFIED", "a", "500m", "512Mi", "500m", "512Mi") +
+                                    event(1020, "DELETED", "a", "500m", "512Mi", nullptr, nullptr) +
+                                    event(1022, "ADDED", "b", "1", "2Gi", nullptr, nullptr) +
+                                    event(1040, "MODIFIED", "b", "3", "2Gi", nullptr, nullptr));
+    const Run run =
+        run_cli(dir, {"score-live", "--trace", trace, "--namespace", "ns", "--speed", "10",
+                      "--pod-map", "#0=trainer-0", "--start", "1000", "--pods", pods, "--from",
+                      "1000", "--to", "1050", "--json", dir / "out.json"});
     REQUIRE(run.code == 0);
     CHECK_THAT(run.out, Contains("ns ") && Contains("cpu_core_h"));
     const auto report = nlohmann::json::parse(read_file(dir / "out.json"));
@@ -77,7 +76,8 @@ TEST_CASE("score-live scores the spec in force at each served sample, and counts
     CHECK(score.at("memory").at("oom_kills") == 4);
     CHECK(score.at("memory").at("oom_events") == 10);
     CHECK(report.at("total").at("resizes") == 2);
-    CHECK(report.at("total").at("score").at("cpu").at("allocated") == score.at("cpu").at("allocated"));
+    CHECK(report.at("total").at("score").at("cpu").at("allocated") ==
+          score.at("cpu").at("allocated"));
 }
 
 TEST_CASE("score-live refuses a pod the watch never saw, naming it", "[cli]") {
