@@ -175,6 +175,18 @@ YAML
 # its VPA: the VPA's admission controller then gives the pods it creates the recommendation of
 # that moment (see README.md: with no metrics yet, the minimum 25m/250Mi).
 [[ ${AUTOSCALERS_FIRST:-0} != 1 ]] || autoscalers | kubectl apply -f - > /dev/null
+# Each recorder in a session of its own, so that stopping it stops its kubectl and jq; what
+# they say (a watch started again) in recorders.log.
+rec_pids=()
+record() {  # record OUT ARGS...: record.sh ARGS > OUT
+    local file=$1; shift
+    setsid "$root/tests/vpa-compare/record.sh" "$@" > "$file" 2>> "$out/recorders.log" &
+    bg_pids+=($!)
+    rec_pids+=($!)
+}
+: > "$out/recorders.log"
+# What metrics-server serves from the first pod on: the live recommender's history starts there.
+record "$out/metrics-cmp-vpa.jsonl" metrics cmp-vpa
 t0=$SECONDS
 created=$(date +%s.%N)
 statefulset cmp-vpa kwok-node-0 | kubectl apply -f - > /dev/null
@@ -186,22 +198,11 @@ running() {
 }
 wait_for 1200 running || { log "pods not all Running"; exit 1; }
 log "$((2 * pods)) pods Running after $((SECONDS - t0)) s"
+for ns in "${namespaces[@]}"; do record "$out/pods-$ns.jsonl" pods "$ns"; done
+record "$out/vpa.jsonl" vpa cmp-vpa trainer
 [[ ${AUTOSCALERS_FIRST:-0} == 1 ]] || autoscalers | kubectl apply -f - > /dev/null
 
 # ------------------------------------------------------------------ recorders, the operator
-# Each recorder in a session of its own, so that stopping it stops its kubectl and jq; what
-# they say (a watch started again) in recorders.log.
-rec_pids=()
-record() {  # record OUT ARGS...: record.sh ARGS > OUT
-    local file=$1; shift
-    setsid "$root/tests/vpa-compare/record.sh" "$@" > "$file" 2>> "$out/recorders.log" &
-    bg_pids+=($!)
-    rec_pids+=($!)
-}
-: > "$out/recorders.log"
-for ns in "${namespaces[@]}"; do record "$out/pods-$ns.jsonl" pods "$ns"; done
-record "$out/vpa.jsonl" vpa cmp-vpa trainer
-record "$out/metrics-cmp-vpa.jsonl" metrics cmp-vpa
 
 metrics_port=$(free_port)
 start_bg "$work/operator.log" "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$loop" \
@@ -351,9 +352,10 @@ jq -n --slurpfile v "$out/score-cmp-vpa.json" --slurpfile vt "$out/score-cmp-vpa
 v=$out/score-cmp-vpa.json p=$out/score-cmp-phase.json
 check "phasescale resized pods in place" test "$(jq .total.resizes "$p")" -ge 1
 check "every phasescale resize reached the pod's status" test "$(jq .total.resizes "$p")" == "$(jq .total.resizes_in_status "$p")"
-# The operator's own count (since it started, just before the window) against the watch's.
+# The operator's own count (since it started, just before the window) against the watch's: a
+# watch that lost events sees fewer; the counter may lag the last tick's resizes (one per pod).
 check "the watch saw the resizes phasescale counts ($op_resizes)" awk -v w="$(jq .total.resizes "$p")" -v o="$op_resizes" \
-    'BEGIN {exit !(w <= o && w >= 0.95 * o - 2)}'
+    -v n="$pods" 'BEGIN {exit !(w >= 0.95 * o - 2 && w <= o + n)}'
 check "phasescale re-created no pod" test "$(jq '.total.recreations + .total.deletions' "$p")" == 0
 check "every VPA in-place resize reached the pod's status" test "$(jq .total.resizes "$v")" == "$(jq .total.resizes_in_status "$v")"
 # The updater's rule for pods younger than 12 h: a pod is updated only when its request is
