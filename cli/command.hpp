@@ -35,6 +35,7 @@ Command add_cluster_sim_command(CLI::App& parent);
 Command add_cluster_gen_command(CLI::App& parent);
 Command add_recommend_command(CLI::App& parent);
 Command add_name_phases_command(CLI::App& parent);
+Command add_score_live_command(CLI::App& parent);
 
 // The options of `train` that shape a model (features, sizes, SGD, k-means, seed), shared with
 // `simulate`, which trains a model per fold; and the check of their column lists.

@@ -39,11 +39,11 @@ int main(int argc, char** argv) {
 
     std::vector<Command> commands;
     try {
-        commands = {add_train_command(app),       add_export_trace_command(app),
-                    add_predict_command(app),     add_inspect_command(app),
-                    add_generate_command(app),    add_simulate_command(app),
-                    add_cluster_sim_command(app), add_cluster_gen_command(app),
-                    add_recommend_command(app),   add_name_phases_command(app)};
+        commands = {
+            add_train_command(app),       add_export_trace_command(app), add_predict_command(app),
+            add_inspect_command(app),     add_generate_command(app),     add_simulate_command(app),
+            add_cluster_sim_command(app), add_cluster_gen_command(app),  add_recommend_command(app),
+            add_name_phases_command(app), add_score_live_command(app)};
         app.require_subcommand(1);
         app.footer("Run 'phasescale COMMAND --help' for the options of a command.");
         app.failure_message([](const CLI::App*, const CLI::Error& e) {

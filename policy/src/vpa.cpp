@@ -149,19 +149,23 @@ VpaRecommender::VpaRecommender(VpaOptions options)
 }
 
 void VpaRecommender::start_container() {
-    last_cpu_time_ = last_memory_time_ = -1e300;
-    have_window_ = false;
-    window_end_ = 0;
-    memory_peak_ = oom_peak_ = 0;
+    containers_.emplace_back();
+    current_ = containers_.size() - 1;
+}
+
+void VpaRecommender::select_container(std::size_t index) {
+    if (index >= containers_.size()) containers_.resize(index + 1);
+    current_ = index;
 }
 
 void VpaRecommender::observe(const Sample& s) {
+    ContainerState& c = container();
     // ContainerState.addCPUSample: one sample per timestamp, later ones only, each of the same
     // weight (AggregateContainerState.addCPUSample). A NaN usage is no sample (upstream's would
     // turn into a negative amount, which it discards).
-    if (s.timestamp > last_cpu_time_ && !std::isnan(s.usage.cpu)) {
+    if (s.timestamp > c.last_cpu_time && !std::isnan(s.usage.cpu)) {
         cpu_.add(cpu_amount(s.usage.cpu), options_.cpu_sample_weight, s.timestamp);
-        last_cpu_time_ = s.timestamp;
+        c.last_cpu_time = s.timestamp;
         if (samples_ == 0 || s.timestamp < first_sample_) first_sample_ = s.timestamp;
         if (samples_ == 0 || s.timestamp > last_sample_) last_sample_ = s.timestamp;
         ++samples_;
@@ -170,7 +174,7 @@ void VpaRecommender::observe(const Sample& s) {
         add_memory_peak(resource_amount(s.usage.memory), s.timestamp, false);
     if (s.oom_killed) {
         // ContainerState.RecordOOM: an artificial peak above what the container was given.
-        const double used = std::max(resource_amount(s.allocated.memory), memory_peak_);
+        const double used = std::max(resource_amount(s.allocated.memory), c.memory_peak);
         const double needed = resource_amount(options_.oom_bump.after(used));
         add_memory_peak(needed, s.timestamp, true);
     }
@@ -179,29 +183,30 @@ void VpaRecommender::observe(const Sample& s) {
 // ContainerState.addMemorySample: one peak per aggregation interval, stamped with the
 // interval's end; a higher sample in the same interval replaces the peak.
 void VpaRecommender::add_memory_peak(double usage, double time_s, bool oom) {
-    if (!oom && time_s < last_memory_time_) return;  // outdated (OOM peaks always count)
-    last_memory_time_ = time_s;
-    if (!have_window_) {
-        window_end_ = time_s;
-        have_window_ = true;
+    ContainerState& c = container();
+    if (!oom && time_s < c.last_memory_time) return;  // outdated (OOM peaks always count)
+    c.last_memory_time = time_s;
+    if (!c.have_window) {
+        c.window_end = time_s;
+        c.have_window = true;
     }
     bool add_new_peak = false;
-    if (time_s < window_end_) {
-        const double old_peak = std::max(memory_peak_, oom_peak_);
+    if (time_s < c.window_end) {
+        const double old_peak = std::max(c.memory_peak, c.oom_peak);
         if (old_peak != 0 && usage > old_peak) {
-            memory_.subtract(old_peak, 1.0, window_end_);
+            memory_.subtract(old_peak, 1.0, c.window_end);
             add_new_peak = true;
         }
     } else {
         const double interval = options_.memory_interval_s;
-        window_end_ += std::floor((time_s - window_end_) / interval) * interval + interval;
-        memory_peak_ = 0;
-        oom_peak_ = 0;
+        c.window_end += std::floor((time_s - c.window_end) / interval) * interval + interval;
+        c.memory_peak = 0;
+        c.oom_peak = 0;
         add_new_peak = true;
     }
     if (!add_new_peak) return;
-    memory_.add(usage, 1.0, window_end_);
-    (oom ? oom_peak_ : memory_peak_) = usage;
+    memory_.add(usage, 1.0, c.window_end);
+    (oom ? c.oom_peak : c.memory_peak) = usage;
 }
 
 std::optional<VpaRecommendation> VpaRecommender::recommendation() const {

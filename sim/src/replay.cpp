@@ -53,33 +53,49 @@ bool score_sample(ResourceScore& s, double usage, double request, double limit, 
 // usage the trace still shows over the limit, is killed again.
 constexpr double kRestartBackoffInitial = 10, kRestartBackoffMax = 300;
 
-// The OOM kills of one container: one when usage crosses the limit, one more at each restart.
-class CrashLoop {
-public:
-    // Whether the container is killed at time t, given whether its usage is over the limit.
-    bool killed(double t, bool over) {
-        if (!over) {
-            looping_ = false;
-            return false;
-        }
-        if (!looping_) {
-            looping_ = true;
-            backoff_ = kRestartBackoffInitial;
-            next_kill_ = t + backoff_;
-            return true;
-        }
-        if (t < next_kill_) return false;
-        backoff_ = std::min(2 * backoff_, kRestartBackoffMax);
-        next_kill_ += backoff_;
-        return true;
-    }
-
-private:
-    bool looping_ = false;
-    double backoff_ = 0, next_kill_ = 0;
-};
+bool same(const policy::Allocation& a, const policy::Allocation& b) {
+    return a.request.cpu == b.request.cpu && a.request.memory == b.request.memory &&
+           a.limit.cpu == b.limit.cpu && a.limit.memory == b.limit.memory;
+}
 
 }  // namespace
+
+// The OOM kills of one container: one when usage crosses the limit, one more at each restart.
+bool Scorer::killed(double t, bool over) {
+    if (!over) {
+        looping_ = false;
+        return false;
+    }
+    if (!looping_) {
+        looping_ = true;
+        backoff_ = kRestartBackoffInitial;
+        next_kill_ = t + backoff_;
+        return true;
+    }
+    if (t < next_kill_) return false;
+    backoff_ = std::min(2 * backoff_, kRestartBackoffMax);
+    next_kill_ += backoff_;
+    return true;
+}
+
+Scorer::Scorer(const policy::Allocation& initial) : previous_(initial) {
+    score_.jobs = 1;
+}
+
+bool Scorer::add(double timestamp, const policy::Amount& usage, const policy::Allocation& in_force,
+                 double duration) {
+    score_sample(score_.cpu, usage.cpu, in_force.request.cpu, in_force.limit.cpu, duration);
+    const bool over = score_sample(score_.memory, usage.memory, in_force.request.memory,
+                                   in_force.limit.memory, duration);
+    score_.seconds += duration;
+    score_.oom_events += over;
+    const bool oom_killed = killed(timestamp, over);
+    score_.oom_kills += oom_killed;
+    score_.jobs_oom_killed = score_.oom_kills > 0;
+    score_.resizes += !same(in_force, previous_);
+    previous_ = in_force;
+    return oom_killed;
+}
 
 Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
               const policy::ActuationOptions& actuation) {
@@ -90,13 +106,14 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         options.min_change = 0;
         options.cooldown_s = 0;
     }
-    policy::Actuator actuator(policy::guaranteed(c.original), options);
+    const policy::Allocation initial = policy::guaranteed(c.original);
+    policy::Actuator actuator(initial, options);
     const std::vector<double> durations = sample_durations(c.timestamps);
     const bool has_features = c.features.rows() == static_cast<Eigen::Index>(c.usage.size());
 
     Replay r;
     r.allocations.reserve(c.usage.size());
-    CrashLoop crash_loop;
+    Scorer scorer(initial);
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;
         s.timestamp = c.timestamps[t];
@@ -107,26 +124,15 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         if (!causal) actuator.decide(recommender.recommend(&s));
         const policy::Allocation& in_force = actuator.advance(s.timestamp);
         r.allocations.push_back(in_force);
-        score_sample(r.score.cpu, s.usage.cpu, in_force.request.cpu, in_force.limit.cpu,
-                     durations[t]);
-        const bool over = score_sample(r.score.memory, s.usage.memory, in_force.request.memory,
-                                       in_force.limit.memory, durations[t]);
-        r.score.seconds += durations[t];
         s.allocated = in_force.request;
         s.limit = in_force.limit;
-        s.oom_killed = crash_loop.killed(s.timestamp, over);
-        r.score.oom_events += over;
-        if (s.oom_killed) {
-            ++r.score.oom_kills;
-            r.oom_kills.push_back(t);
-        }
+        s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
+        if (s.oom_killed) r.oom_kills.push_back(t);
 
         recommender.observe(s);
         if (causal) actuator.decide(recommender.recommend(nullptr), s.oom_killed);
     }
-    r.score.jobs = 1;
-    r.score.jobs_oom_killed = r.score.oom_kills > 0;
-    r.score.resizes = actuator.resizes();
+    r.score = scorer.score();
     r.score.unknown_phase_samples = recommender.unknown_phase_samples();
     return r;
 }

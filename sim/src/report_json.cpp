@@ -21,8 +21,17 @@ json resource_json(const ResourceScore& r) {
             {"samples", r.samples},         {"over_limit_samples", r.over_limit}};
 }
 
+// vpa - phase as a share of vpa - perfect: how much of the possible saving `phase` gets.
+double gap_share(const Report& r, const std::string& resource) {
+    const double phase = r.reduction("phase", "vpa", resource),
+                 perfect = r.reduction("perfect", "vpa", resource);
+    return perfect > 0 ? phase / perfect : std::nan("");
+}
+
+}  // namespace
+
 // The risk keys come beside the historical ones (oom_events: samples over the memory limit).
-json score_json(const Score& s) {
+nlohmann::json score_json(const Score& s) {
     json j = {{"cpu", resource_json(s.cpu)},
               {"memory", resource_json(s.memory)},
               {"resizes", s.resizes},
@@ -38,15 +47,6 @@ json score_json(const Score& s) {
     j["memory"]["jobs_oom_killed_share"] = s.jobs_oom_killed_share();
     return j;
 }
-
-// vpa - phase as a share of vpa - perfect: how much of the possible saving `phase` gets.
-double gap_share(const Report& r, const std::string& resource) {
-    const double phase = r.reduction("phase", "vpa", resource),
-                 perfect = r.reduction("perfect", "vpa", resource);
-    return perfect > 0 ? phase / perfect : std::nan("");
-}
-
-}  // namespace
 
 json report_json(const Report& r) {
     json policies = json::object();

@@ -167,6 +167,35 @@ TEST_CASE("VPA bounds: p50 and p95 widened by the history's confidence", "[polic
     CHECK(r.lower_bound.memory <= r.target.memory);
 }
 
+TEST_CASE("VPA: pods side by side keep their own memory peaks in one aggregate state",
+          "[policy][vpa]") {
+    // Two pods' samples interleaved in time: pod 0 peaks at 2 GiB, pod 1 at 4 GiB.
+    const double usage[2][3] = {{1 * GiB, 2 * GiB, 1.5 * GiB}, {4 * GiB, 3 * GiB, 1 * GiB}};
+    VpaOptions o;
+    o.memory_percentile = 0.4;  // the lower of two peaks (of about equal weight)
+    VpaRecommender side_by_side(o), one_after_other(o), one_container(o);
+    for (int k = 0; k < 3; ++k)
+        for (std::size_t pod = 0; pod < 2; ++pod) {
+            side_by_side.select_container(pod);
+            side_by_side.observe(at(10.0 * k + pod, 1, usage[pod][k]));
+            one_container.observe(at(10.0 * k + pod, 1, usage[pod][k]));
+        }
+    for (std::size_t pod = 0; pod < 2; ++pod) {
+        if (pod > 0) one_after_other.start_container();
+        for (int k = 0; k < 3; ++k) one_after_other.observe(at(10.0 * k + pod, 1, usage[pod][k]));
+    }
+    const VpaRecommendation a = *side_by_side.recommendation(),
+                            b = *one_after_other.recommendation(),
+                            c = *one_container.recommendation();
+    // Peaks {2, 4} GiB either way; one container mixing both pods has the single peak 4 GiB.
+    const ExponentialBuckets& mem = vpa_memory_buckets();
+    CHECK(a.target.memory == Approx(mem.start(mem.find(2 * GiB) + 1) * 1.15));
+    CHECK(a.target.memory == b.target.memory);
+    CHECK(a.upper_bound.memory == b.upper_bound.memory);
+    CHECK(a.target.cpu == b.target.cpu);
+    CHECK(c.target.memory == Approx(mem.start(mem.find(4 * GiB) + 1) * 1.15));
+}
+
 TEST_CASE("VPA updater: a young pod within its bounds is never updated", "[policy][vpa]") {
     VpaUpdater vpa;
     // Requests 2 cores / 4 GiB, usage 1 core / 1 GiB for 2 hours: the target is far below, but

@@ -327,6 +327,22 @@ TEST_CASE("replay: looping keeps the counter monotonic", "[unit]") {
     CHECK(std::isinf(r.end()));
 }
 
+TEST_CASE("replay: the samples served in a window of trace time, looping", "[unit]") {
+    // One run lasts 20 trace s: sample 0 over [0, 10), sample 1 over [10, 20).
+    Replay r({pod("a", {0, 10}, {1.0, 3.0}, {5, 6})}, "ns", "main", 10.0, true);
+    auto times = [](const std::vector<phasescale::replay::ServedSample>& s) {
+        std::vector<std::pair<double, std::size_t>> out;
+        for (const auto& x : s) out.emplace_back(x.trace_time, x.index);
+        return out;
+    };
+    using Got = std::vector<std::pair<double, std::size_t>>;
+    CHECK(times(r.served(0, 5, 35)) == Got{{0, 0}, {10, 1}, {20, 0}, {30, 1}});
+    CHECK(times(r.served(0, 10, 20)) == Got{{10, 1}});
+    Replay once({pod("a", {0, 10}, {1.0, 3.0}, {5, 6})}, "ns", "main", 10.0, false);
+    CHECK(times(once.served(0, 0, 100)) == Got{{0, 0}, {10, 1}});
+    CHECK(once.served(0, 0, 100).back().end == 20);  // the last sample holds for the one before
+}
+
 TEST_CASE("replay: executions with offsets start later", "[unit]") {
     PodTrace late = pod("late", {0}, {1.0}, {7});
     late.start = 30;

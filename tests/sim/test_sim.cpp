@@ -92,6 +92,30 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
     CHECK(f.score.resizes == 3);
 }
 
+TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",
+          "[sim]") {
+    const Container c = alternating(7);
+    policy::WindowOptions w;
+    w.samples = 4;
+    policy::WindowRecommender window(w);
+    const Replay live = replay(c, window, true, {});
+    REQUIRE(live.score.resizes > 0);
+    // The first allocation is where the container started, as replay's is the original.
+    Scorer scorer(live.allocations.front());
+    const std::vector<double> durations = sample_durations(c.timestamps);
+    std::vector<std::size_t> kills;
+    for (std::size_t t = 0; t < c.usage.size(); ++t)
+        if (scorer.add(c.timestamps[t], c.usage[t], live.allocations[t], durations[t]))
+            kills.push_back(t);
+    const Score& s = scorer.score();
+    CHECK(s.cpu.allocated == Approx(live.score.cpu.allocated));
+    CHECK(s.memory.shortfall == Approx(live.score.memory.shortfall));
+    CHECK(s.cpu.fulfilled == live.score.cpu.fulfilled);
+    CHECK(s.oom_kills == live.score.oom_kills);
+    CHECK(kills == live.oom_kills);
+    CHECK(s.resizes == live.score.resizes);
+}
+
 TEST_CASE("replay: crossing the memory limit is an OOM kill, and so is each restart while over it",
           "[sim]") {
     Container c;

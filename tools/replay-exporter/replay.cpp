@@ -169,6 +169,25 @@ std::vector<PodState> Replay::at(double wall_seconds) const {
     return out;
 }
 
+std::vector<ServedSample> Replay::served(std::size_t i, double from, double to) const {
+    const PodTrace& p = pods_.at(i);
+    const Prepared& prep = prepared_.at(i);
+    std::vector<ServedSample> out;
+    for (double cycle = 0;; cycle += prep.duration) {
+        const double begin = p.start + cycle;
+        if (begin >= to) break;
+        for (std::size_t k = 0; k < p.offsets.size(); ++k) {
+            const double t = begin + p.offsets[k];
+            const double next =
+                k + 1 < p.offsets.size() ? begin + p.offsets[k + 1] : begin + prep.duration;
+            if (t >= to) break;
+            if (next > from) out.push_back({t, k, next});
+        }
+        if (!loop_) break;
+    }
+    return out;
+}
+
 std::string Replay::exposition(double wall_seconds) const {
     const auto states = at(wall_seconds);
     const std::string common = "namespace=\"" + escape_exposition_label(ns_) + "\",pod=\"";

@@ -46,6 +46,15 @@ struct PodTrace {
     std::vector<double> memory;   // bytes
 };
 
+// A trace sample as served: sample `index` of a pod's execution, from `trace_time` (seconds of
+// trace time after the replay's start; wall seconds = trace_time / speed) until `end`, when the
+// next one starts (or the execution ends).
+struct ServedSample {
+    double trace_time = 0;
+    std::size_t index = 0;
+    double end = 0;
+};
+
 struct PodState {
     std::string pod;
     double cpu_seconds =
@@ -82,6 +91,10 @@ public:
     void set_pod_labels(std::map<std::string, std::string> labels) {
         pod_labels_ = std::move(labels);
     }
+
+    // The samples pod `i` (of pods()) is served from trace time `from` until `to`, looping if
+    // the replay does; the one in force at `from` first, with its own start time.
+    std::vector<ServedSample> served(std::size_t i, double from, double to) const;
 
     const std::vector<PodTrace>& pods() const { return pods_; }
     const std::string& ns() const { return ns_; }

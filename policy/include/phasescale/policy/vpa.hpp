@@ -118,17 +118,27 @@ public:
     // Begins a new container of the same workload: its own memory-peak intervals and CPU sample
     // order, the same histograms (as the VPA's aggregate state is shared by a workload's pods).
     void start_container();
+    // The next samples are those of container `index` (0 first) of the same workload, whose
+    // pods run side by side: each container keeps its own ContainerState, as upstream's do.
+    void select_container(std::size_t index);
 
 private:
     void add_memory_peak(double usage, double time_s, bool oom);
 
+    // Upstream's ContainerState: what one container contributed to the shared histograms.
+    struct ContainerState {
+        double last_cpu_time = -1e300;
+        double last_memory_time = -1e300;
+        double window_end = 0;  // end of the current memory aggregation interval
+        bool have_window = false;
+        double memory_peak = 0, oom_peak = 0;
+    };
+    ContainerState& container() { return containers_[current_]; }
+
     VpaOptions options_;
     DecayingHistogram cpu_, memory_;
-    double last_cpu_time_ = -1e300;
-    double last_memory_time_ = -1e300;
-    double window_end_ = 0;  // end of the current memory aggregation interval
-    bool have_window_ = false;
-    double memory_peak_ = 0, oom_peak_ = 0;
+    std::vector<ContainerState> containers_ = std::vector<ContainerState>(1);
+    std::size_t current_ = 0;
     // AggregateContainerState's FirstSampleStart, LastSampleStart and TotalSamplesCount (CPU
     // samples), shared by the workload's containers: the history length of the confidence.
     double first_sample_ = 0, last_sample_ = 0;

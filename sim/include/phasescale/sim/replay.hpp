@@ -68,6 +68,28 @@ struct Replay {
 // Each sample stands for the time until the next one; the last for the interval before it.
 std::vector<double> sample_durations(const std::vector<double>& timestamps);
 
+// The accounting of one container, sample by sample: what replay() scores for a policy, and
+// what `phasescale score-live` scores for the allocations of a live cluster. A resize is a
+// sample whose allocation differs from the one before (at the first: from `initial`).
+class Scorer {
+public:
+    explicit Scorer(const policy::Allocation& initial);
+    // Scores one sample held for `duration` seconds under `in_force`; returns whether the
+    // container was OOM-killed at it (memory over the limit: at the crossing and at each
+    // CrashLoopBackOff restart while it stays over).
+    bool add(double timestamp, const policy::Amount& usage, const policy::Allocation& in_force,
+             double duration);
+    const Score& score() const { return score_; }
+
+private:
+    bool killed(double t, bool over);
+
+    Score score_;
+    policy::Allocation previous_;
+    bool looping_ = false;  // over the memory limit, restarting under CrashLoopBackOff
+    double backoff_ = 0, next_kill_ = 0;
+};
+
 // Replays `container` through `recommender`. Causal recommenders decide after each sample and
 // their decision takes effect `actuation.delay` samples later; the others (`oracle`, `perfect`)
 // decide for each sample just before it, seeing it.

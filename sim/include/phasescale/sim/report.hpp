@@ -11,6 +11,8 @@
 namespace phasescale::sim {
 
 nlohmann::json report_json(const Report& report);
+// One score as the report's policies and containers carry it.
+nlohmann::json score_json(const Score& score);
 std::string report_html(const Report& report);
 
 }  // namespace phasescale::sim
