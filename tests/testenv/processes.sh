@@ -29,6 +29,19 @@ launch() {
     echo "$pid $(proc_start "$pid")" >"$DIR/run/$name.pid"
 }
 
+# stop_components NAME...: stop_one each NAME, the last first, and fail naming whatever still
+# runs after that.
+stop_components() {
+    local c left=() i
+    for ((i = $#; i >= 1; i--)); do
+        stop_one "${!i}"
+    done
+    for c in "$@"; do
+        ! alive "$c" || left+=("$c")
+    done
+    ((${#left[@]} == 0)) || die "still running after stop: ${left[*]}"
+}
+
 # pid_exports PREFIX NAME...: `export PREFIX_PID_<NAME>=<pid>` lines for an env file (an empty
 # pid for a NAME not running); NAME upper-cased, dashes as underscores.
 pid_exports() {

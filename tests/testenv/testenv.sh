@@ -449,17 +449,11 @@ cmd_start() {
 }
 
 cmd_stop() {
-    local c left=() i skip_watchdog=${1:-}
+    local skip_watchdog=${1:-}
     [[ -d $DIR/run ]] || return 0
     [[ -n $skip_watchdog ]] || stop_one watchdog
     # Nodes' agents and controllers first, the store last.
-    for ((i = ${#components[@]} - 1; i >= 0; i--)); do
-        stop_one "${components[i]}"
-    done
-    for c in "${components[@]}"; do
-        ! alive "$c" || left+=("$c")
-    done
-    ((${#left[@]} == 0)) || die "still running after stop: ${left[*]}"
+    stop_components "${components[@]}"
     rm -f "$DIR/run/starting"
 }
 
