@@ -516,18 +516,17 @@ TEST_CASE(
         auto p = client.try_get(kube::resources::pods, ns.name(), pod);
         return !p || (*p)["metadata"].contains("deletionTimestamp");
     };
-    // The API server has the pods (the controller's watch then delivers them within ms).
-    auto created = [&](const std::vector<std::string>& names) {
-        return wait_until(
-            [&] {
-                for (const std::string& n : names)
-                    if (!client.try_get(kube::resources::pods, ns.name(), n)) return false;
-                return true;
-            },
-            10s);
-    };
 
+    // The controller reads this pod informer (as the operator shares its own), so that the test
+    // can wait until the controller sees a pod instead of sleeping a guess.
+    kube::InformerOptions pod_options;
+    pod_options.field_selector = loan::kPodFieldSelector;
+    pod_options.transform = loan::trim_pod;
+    auto pods = std::make_shared<kube::Informer>(client, kube::resources::pods, pod_options);
+    pods->start();
+    REQUIRE(pods->wait_for_sync(30s));
     loan::ControllerOptions options;
+    options.pods = pods;
     loan::Controller controller(client, options);
     controller.start();
     REQUIRE(controller.wait_for_sync(30s));
@@ -539,6 +538,15 @@ TEST_CASE(
                 return done();
             },
             30s, 200ms);
+    };
+    auto cached = [&](const std::vector<std::string>& names) {
+        return wait_until(
+            [&] {
+                for (const std::string& n : names)
+                    if (!pods->store().contains(ns.name() + "/" + n)) return false;
+                return true;
+            },
+            30s);
     };
 
     // Every server needed: nothing loaned, no spare GPU (8 - y-0 4 - e's minimum 4): e stays 1.
@@ -559,8 +567,7 @@ TEST_CASE(
     create_pod(gpu_pod("e-1", inf[1], 4, worker));
     create_pod(gpu_pod("e-2", inf[2], 4, worker));
     create_pod(gpu_pod("x-0", inf[2], 4, training));
-    REQUIRE(created({"e-1", "e-2", "x-0"}));
-    std::this_thread::sleep_for(500ms);  // into the controller's pod cache
+    REQUIRE(cached({"e-1", "e-2", "x-0"}));  // the controller's first pass must see them
 
     // The load rises: 2 servers, one loaned node comes back. inf-1 costs one elastic worker,
     // inf-2 the inelastic x-0: inf-1 is returned, e-1 evicted. 16 GPUs left - y-0, x-0 (8) -
@@ -572,7 +579,7 @@ TEST_CASE(
     CHECK(replicas() == 2);
     // A worker e's controller was still placing lands on the returned node: it goes too.
     create_pod(gpu_pod("e-3", inf[1], 4, worker));
-    REQUIRE(created({"e-3"}));
+    REQUIRE(cached({"e-3"}));
     REQUIRE(passes_until([&] { return gone("e-1") && gone("e-3"); }));
     // A few more passes: nothing else moves.
     for (int i = 0; i < 5; ++i) {
