@@ -178,23 +178,31 @@ void LeaderElector::release() {
     RequestOptions ro;
     ro.timeout = std::max(config_.retry_period, std::chrono::milliseconds(1000));
     ro.max_retries = 1;
-    try {
-        auto lease =
-            client_.try_get(resources::leases, config_.lease_namespace, config_.lease_name, ro);
-        if (!lease ||
-            lease->value("spec", json::object()).value("holderIdentity", "") != config_.identity)
+    // A renewal cancelled on our side may still land on the server after our read: its conflict
+    // is answered by reading the lease again.
+    constexpr int kAttempts = 3;
+    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+        try {
+            auto lease =
+                client_.try_get(resources::leases, config_.lease_namespace, config_.lease_name, ro);
+            if (!lease || lease->value("spec", json::object()).value("holderIdentity", "") !=
+                              config_.identity)
+                return;
+            json updated = *lease;
+            const std::string now = micro_time_now();
+            updated["spec"]["holderIdentity"] = "";
+            updated["spec"]["leaseDurationSeconds"] = 1;
+            updated["spec"]["renewTime"] = now;
+            updated["spec"]["acquireTime"] = now;
+            client_.update(resources::leases, config_.lease_namespace, updated, {}, ro);
+            std::lock_guard lock(mutex_);
+            observed_holder_.clear();
             return;
-        json updated = *lease;
-        const std::string now = micro_time_now();
-        updated["spec"]["holderIdentity"] = "";
-        updated["spec"]["leaseDurationSeconds"] = 1;
-        updated["spec"]["renewTime"] = now;
-        updated["spec"]["acquireTime"] = now;
-        client_.update(resources::leases, config_.lease_namespace, updated, {}, ro);
-        std::lock_guard lock(mutex_);
-        observed_holder_.clear();
-    } catch (const std::exception&) {
-        // The lease expires by itself.
+        } catch (const Conflict&) {
+            continue;
+        } catch (const std::exception&) {
+            return;  // the lease expires by itself
+        }
     }
 }
 
