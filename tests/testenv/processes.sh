@@ -42,6 +42,24 @@ stop_components() {
     ((${#left[@]} == 0)) || die "still running after stop: ${left[*]}"
 }
 
+# report_status NAME [WANTED]: says whether NAME runs; fails when it does not and WANTED is 1
+# (the default); a NAME not wanted is only named when it runs.
+report_status() {
+    local name=$1 wanted=${2:-1}
+    if alive "$name"; then
+        echo "$name: running (pid $(cut -d' ' -f1 "$DIR/run/$name.pid"))"
+    elif ((wanted)); then
+        echo "$name: not running"
+        return 1
+    fi
+}
+
+# usage: the calling script's header comment (up to `set -euo`) as its help, on stderr; exit 2.
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
 # pid_exports PREFIX NAME...: `export PREFIX_PID_<NAME>=<pid>` lines for an env file (an empty
 # pid for a NAME not running); NAME upper-cased, dashes as underscores.
 pid_exports() {

@@ -466,19 +466,9 @@ cmd_status() {
             scheduler) [[ ${PHASESCALE_TESTENV_SCHEDULER:-1} == 1 ]] || want=0 ;;
             watchdog) want=0 ;;
         esac
-        if alive "$c"; then
-            echo "$c: running (pid $(cut -d' ' -f1 "$DIR/run/$c.pid"))"
-        elif ((want)); then
-            echo "$c: not running"
-            rc=1
-        fi
+        report_status "$c" "$want" || rc=1
     done
     return $rc
-}
-
-usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
-    exit 2
 }
 
 cmd=${1:-}

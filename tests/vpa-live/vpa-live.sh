@@ -319,19 +319,9 @@ cmd_stop() {
 cmd_status() {
     local c rc=0
     for c in "${components[@]}"; do
-        if alive "$c"; then
-            echo "$c: running (pid $(cut -d' ' -f1 "$DIR/run/$c.pid"))"
-        else
-            echo "$c: not running"
-            rc=1
-        fi
+        report_status "$c" || rc=1
     done
     return $rc
-}
-
-usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
-    exit 2
 }
 
 [[ $# -eq 2 ]] || usage
