@@ -294,8 +294,8 @@ TEST_CASE("tracker: phases and recommendations from the model, debounced", "[uni
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;
     ContainerTracker t(model_ptr(), spec);
     std::optional<policy::Allocation> rec;
-    for (int i = 0; i < 6; ++i) {
-        TrackerStep s = t.step(input(100 + i, 0.3, 0.5 * GiB));
+    for (int i = 0; i < 6; ++i) {  // 75 s: past the cooldown, which holds CPU up until then
+        TrackerStep s = t.step(input(100 + 15 * i, 0.3, 0.5 * GiB));
         CHECK(s.observed);
         rec = s.recommendation;
     }

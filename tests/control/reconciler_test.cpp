@@ -538,9 +538,12 @@ TEST_CASE("tick: Off recommends as the VPA's Off: status.recommendation, annotat
         loop.pods["b"]["metadata"]["annotations"][kRecommendationAnnotation].get<std::string>());
     const json ann_a = json::parse(
         loop.pods["a"]["metadata"]["annotations"][kRecommendationAnnotation].get<std::string>());
-    CHECK(r["target"]["memory"] == ann_b["main"]["requests"]["memory"]);
-    CHECK(r["target"]["cpu"] == ann_b["main"]["requests"]["cpu"]);
     const auto q = [](const json& v) { return *parse_quantity(v.get<std::string>()); };
+    // The status is written whenever a pod's recommendation changes; a pod's annotation only when
+    // its own changes by minChange (5%): a's CPU coming down once it has been seen for a cooldown
+    // rewrote the status with b's latest, within 5% of b's annotation.
+    CHECK(r["target"]["memory"] == ann_b["main"]["requests"]["memory"]);
+    CHECK(q(r["target"]["cpu"]) == Approx(q(ann_b["main"]["requests"]["cpu"])).epsilon(0.05));
     CHECK(q(r["lowerBound"]["memory"]) <= q(ann_a["main"]["requests"]["memory"]));
     CHECK(q(r["lowerBound"]["cpu"]) < q(r["target"]["cpu"]));
     CHECK(q(r["upperBound"]["memory"]) >= q(r["target"]["memory"]));

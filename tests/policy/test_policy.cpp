@@ -436,6 +436,34 @@ TEST_CASE("phase: growing memory is provisioned over the horizon, never further 
     CHECK(f2(0.5, 0.50 * GiB)->request.memory == Approx(0.50 * GiB));
 }
 
+TEST_CASE("phase: CPU does not come down before a container has been seen for the horizon",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.horizon_s = 60;
+    o.adapt_samples = 1;
+    o.likely_next = 1.1;  // no look-ahead to the next phases here
+    PhaseRecommender r(m, o);
+    Feed feed{r};  // samples 15 s apart, 2 cores in force
+    const Amount start{2, 4 * GiB};
+    // A start-up at 0.5 cores: for 60 s (five samples, 15 s to 75 s) the 2 cores stay.
+    for (int i = 0; i < 4; ++i) {
+        const std::optional<Allocation> a = feed(0.5, 1 * GiB, false, start);
+        if (a) CHECK(a->request.cpu == Approx(2));
+    }
+    // Up is never held back: 3 cores are given at once.
+    CHECK(feed(3, 1 * GiB, false, start)->request.cpu >= 3);
+    // Seen for 60 s: what it uses now, whatever was in force.
+    CHECK(feed(0.5, 1 * GiB, false, start)->request.cpu < 2);
+    PhaseOptions no_horizon = o;
+    no_horizon.horizon_s = 0;
+    PhaseRecommender at_once(m, no_horizon);
+    Feed f2{at_once};
+    f2(0.5, 1 * GiB, false, start);
+    CHECK(f2(0.5, 1 * GiB, false, start)->request.cpu < 2);
+}
+
 TEST_CASE("phase: memory climbing back after a dip is not projected as growth", "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     PhaseOptions o = sizing_only();
