@@ -47,31 +47,20 @@ per_ns=$(( (pods_total + autoscalers - 1) / autoscalers ))
 nodes=$(( (pods_total + 109) / 110 ))
 (( nodes < 3 )) && nodes=3
 work=$(mktemp -d /tmp/phasescale-scale-XXXXXX)
-testenv_started=0
 # shellcheck source=../../tests/lib.sh
-source "$root/tests/lib.sh"  # wait_for, start_bg, stop_all_bg, free_port, start_prometheus
+source "$root/tests/lib.sh"  # wait_for, start_bg, stop_all_bg, start_testenv, free_port, start_exporter, start_prometheus
 
 cleanup() {
     local rc=$?
     stop_all_bg
-    (( testenv_started )) && "$root/tests/testenv/stop.sh" "$work/testenv" > /dev/null 2>&1 || true
-    if [[ ${KEEP:-0} == 1 || $rc -ne 0 ]]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
+    stop_testenv
+    keep_or_remove "$work" "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-log() { echo "[$(date -u +%T)] $*" >&2; }
+on_exit cleanup
 
 # ------------------------------------------------------------------ control plane
 log "control plane: $nodes KWOK nodes (110 pods each), no kube-scheduler"
-mkdir -p "$work/testenv"
-env_file=$(PHASESCALE_TESTENV_NODES=$nodes PHASESCALE_TESTENV_SCHEDULER=0 PHASESCALE_TESTENV_OWNER_PID=$$ \
-    "$root/tests/testenv/start.sh" "$work/testenv")
-testenv_started=1
-# shellcheck disable=SC1090
-source "$env_file"
-export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
+start_testenv "$work/testenv" PHASESCALE_TESTENV_NODES="$nodes" PHASESCALE_TESTENV_SCHEDULER=0
 kubectl apply -f "$root/crds/" > /dev/null
 wait_established phaseautoscalers.phasescale.io
 
@@ -97,13 +86,13 @@ for ((a = 0; a < autoscalers; a++)); do
 done
 for ((a = 0; a < autoscalers; a++)); do kubectl apply -f "$work/ns-$a.yaml" > /dev/null; done
 # the default service account of each namespace (kube-controller-manager) before any pod
-for ns in "${namespaces[@]}"; do wait_for 60 kubectl get sa default -n "$ns" -o name > /dev/null 2>&1; done
+wait_default_sa "${namespaces[@]}"
 printf '%s\n' "${namespaces[@]}" | xargs -P 2 -I{} sh -c 'kubectl create -f "$1" > /dev/null' _ "$work/pods-{}.yaml" 2>/dev/null ||
     for ((a = 0; a < autoscalers; a++)); do kubectl create -f "$work/pods-$a.yaml" > /dev/null; done
 log "created $((per_ns * autoscalers)) pods in $((SECONDS - t0)) s"
 running() {
     local n
-    n=$(kubectl get pods -A --field-selector status.phase=Running -o name --chunk-size=1000 | wc -l)
+    n=$(running_pods -A)
     log "  Running: $n"
     (( n >= per_ns * autoscalers ))
 }
@@ -117,17 +106,15 @@ pod_map=${pod_map%,}
 targets=()
 for ((a = 0; a < autoscalers; a++)); do
     port=$(free_port)
-    start_bg "$work/exporter-$a.log" "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$a]}" --speed 3 \
-        --loop --listen "127.0.0.1:$port" --pod-map "$pod_map"
+    start_exporter "$replay" "$work/exporter-$a.log" "$port" --trace "$work/trace.csv" --namespace "${namespaces[$a]}" \
+        --speed 3 --loop --pod-map "$pod_map" || { log "exporter $a not up"; exit 1; }
     targets+=("127.0.0.1:$port")
 done
 prom_port=$(free_port)
 PROM_SCRAPE_INTERVAL=$scrape start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { log "Prometheus not ready"; exit 1; }
 series_ready() {
     local n
-    n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
-        --data-urlencode 'query=count(count_over_time(container_memory_working_set_bytes{namespace=~"scale-.*"}[2m]) >= 3)' |
-        jq -r '.data.result[0].value[1] // "0"')
+    n=$(sampled_containers "$prom_port" 'scale-.*' 2m 3)
     log "  series with 3 samples: $n"
     (( n >= per_ns * autoscalers ))
 }

@@ -71,13 +71,8 @@ wait_established phaseautoscalers.phasescale.io
 # The PhaseAutoscaler of the trainers: namespace, mode, cooldown seconds. The replay below gets
 # the same one, its cooldown in trace time.
 trainers_autoscaler() {
+    phase_autoscaler "$1" "$2"
     cat <<YAML
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: $1}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: "$2"
   cooldownSeconds: $3
   minChange: 0.05
   # KWOK never OOM-kills, a replay does (and reacts): enough memory margin that the replay has no
@@ -112,14 +107,8 @@ spec:
       resources:
         requests: {cpu: "2", memory: 4Gi}
         limits: {cpu: "2", memory: 4Gi}
----
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: e2e-blocked}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: InPlace
 YAML
+phase_autoscaler e2e-blocked InPlace | kubectl apply -f - > /dev/null
 
 # A pod whose minAllowed is more than its node has (KWOK nodes: $PHASESCALE_TESTENV_NODE_CPU
 # cores, $PHASESCALE_TESTENV_NODE_MEMORY allocatable; CMakeLists.txt makes them large enough for
@@ -184,14 +173,8 @@ metadata: {name: bert, namespace: e2e-vpa}
 spec:
   targetRef: {apiVersion: e2e.phasescale.io/v1, kind: TrainingJob, name: bert}
   updatePolicy: {updateMode: InPlaceOrRecreate}
----
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: e2e-vpa}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: InPlace
 YAML
+phase_autoscaler e2e-vpa InPlace | kubectl apply -f - > /dev/null
 job_uid=$(kubectl get trainingjob bert -n e2e-vpa -o jsonpath='{.metadata.uid}')
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: v1
@@ -235,32 +218,22 @@ spec:
   prometheus: {url: "http://user:hunter2@127.0.0.1:9/"}
 YAML
 for ns in "${namespaces[@]}"; do
-    wait_for 60 bash -c "[[ \$(kubectl get pods -n $ns -o jsonpath='{.items[*].status.phase}') == 'Running Running Running' ]]" ||
-        { echo "FAIL: pods of $ns not Running"; exit 1; }
+    wait_for 60 pods_running 3 -n "$ns" || { echo "FAIL: pods of $ns not Running"; exit 1; }
 done
 
 # Replay the trace for the pods, then wait until Prometheus has a few samples of each.
 starts=""  # ns=wall time the exporter started (its trace time 0 is each execution's first sample)
+replay_for() {  # replay_for NAME PORT TRACE NAMESPACE POD_MAP: exporter-NAME.log
+    start_exporter "$replay" "$work/exporter-$1.log" "$2" --trace "$3" --namespace "$4" --speed "$speed" \
+        --pod-map "$5" --loop || { echo "FAIL: exporter $1 not up"; exit 1; }
+}
 for i in 0 1 2; do
     starts+="${starts:+,}${namespaces[$i]}=$(date +%s.%N)"
-    "$replay" --trace "$work/trace.csv" --namespace "${namespaces[$i]}" --speed "$speed" \
-        --listen "127.0.0.1:${exporter_ports[$i]}" --pod-map '#0=trainer-0,#1=trainer-1,#2=trainer-2' --loop \
-        > "$work/exporter-$i.log" 2>&1 &
-    bg_pids+=($!)
+    replay_for "$i" "${exporter_ports[$i]}" "$work/trace.csv" "${namespaces[$i]}" '#0=trainer-0,#1=trainer-1,#2=trainer-2'
 done
-"$replay" --trace "$work/trace-1.csv" --namespace e2e-blocked --speed "$speed" \
-    --listen "127.0.0.1:$blocked_port" --pod-map '#0=restarter' --loop > "$work/exporter-blocked.log" 2>&1 &
-bg_pids+=($!)
-"$replay" --trace "$work/trace-1.csv" --namespace e2e-node --speed "$speed" \
-    --listen "127.0.0.1:$node_port" --pod-map '#0=big' --loop > "$work/exporter-node.log" 2>&1 &
-bg_pids+=($!)
-series_ready() {
-    local n
-    n=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/query" \
-        --data-urlencode 'query=count(count_over_time(container_memory_working_set_bytes{namespace=~"e2e-.*"}[1m]) >= 4)' |
-        jq -r '.data.result[0].value[1] // "0"')
-    [[ $n == 11 ]]
-}
+replay_for blocked "$blocked_port" "$work/trace-1.csv" e2e-blocked '#0=restarter'
+replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
+series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 11 ]]; }
 wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 11 pods"; exit 1; }
 
 # Poll every pod's phase label and requests from before the operator starts (a line per pod

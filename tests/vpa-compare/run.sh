@@ -39,21 +39,18 @@ loop_s=${loop%s}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d /tmp/phasescale-vpa-compare-XXXXXX)
-testenv_started=0 vpa_started=0
+vpa_started=0
 # shellcheck source=../lib.sh
-source "$root/tests/lib.sh"  # check, summary, wait_for, start_bg, stop_all_bg, free_port, start_prometheus
+source "$root/tests/lib.sh"  # check, summary, wait_for, start_bg, stop_all_bg, start_testenv, free_port, ...
 
 cleanup() {
     local rc=$?
     stop_all_bg
     ((vpa_started)) && "$root/tests/vpa-live/stop.sh" "$work/vpa" > /dev/null 2>&1 || true
-    ((testenv_started)) && "$root/tests/testenv/stop.sh" "$work/testenv" > /dev/null 2>&1 || true
-    if [[ ${KEEP:-0} == 1 || $rc -ne 0 ]]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
+    stop_testenv
+    keep_or_remove "$work" "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-log() { echo "[$(date -u +%T)] $*" >&2; }
+on_exit cleanup
 
 # ------------------------------------------------------------------ the trace
 # torch runs first (real PyTorch), then generated jobs; execution #I is pod trainer-I.
@@ -76,16 +73,10 @@ rules:
   - level: Metadata
 YAML
 log "control plane (2 KWOK nodes) with an audit log"
-mkdir -p "$work/testenv"
-env_file=$(PHASESCALE_TESTENV_NODES=2 PHASESCALE_TESTENV_SCHEDULER=0 PHASESCALE_TESTENV_OWNER_PID=$$ \
+start_testenv "$work/testenv" PHASESCALE_TESTENV_NODES=2 PHASESCALE_TESTENV_SCHEDULER=0 \
     PHASESCALE_TESTENV_NODE_PODS=$((pods + 20)) PHASESCALE_TESTENV_NODE_CPU=$((pods * 64 + 64)) \
     PHASESCALE_TESTENV_NODE_MEMORY=$((pods * 256 + 256))Gi \
-    PHASESCALE_TESTENV_APISERVER_ARGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$work/audit.log" \
-    "$root/tests/testenv/start.sh" "$work/testenv")
-testenv_started=1
-# shellcheck disable=SC1090
-source "$env_file"
-export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
+    PHASESCALE_TESTENV_APISERVER_ARGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$work/audit.log"
 log "metrics-server and the VPA (loops $loop)"
 vpa_env=$(PHASESCALE_VPA_LIVE_METRIC_RESOLUTION=$loop PHASESCALE_VPA_LIVE_RECOMMENDER_INTERVAL=$loop \
     PHASESCALE_VPA_LIVE_UPDATER_INTERVAL=$loop PHASESCALE_VPA_LIVE_OWNER_PID=$$ \
@@ -100,10 +91,9 @@ prom_ports=() kubelet_ports=()
 for i in 0 1; do
     prom_ports+=("$(free_port)")
     kubelet_ports+=("$(free_port)")
-    start_bg "$work/exporter-$i.log" "$replay" --trace "$trace_list" --namespace "${namespaces[$i]}" \
-        --speed "$speed" --loop --pod-map "$pod_map" --listen "127.0.0.1:${prom_ports[$i]}" \
-        --kubelet-listen "127.0.0.1:${kubelet_ports[$i]}" \
-        --kubelet-tls-cert "$PHASESCALE_VPA_LIVE_KUBELET_CERT_FILE" --kubelet-tls-key "$PHASESCALE_VPA_LIVE_KUBELET_KEY_FILE"
+    start_kubelet_exporter "$replay" "$work/exporter-$i.log" "${prom_ports[$i]}" "${kubelet_ports[$i]}" \
+        --trace "$trace_list" --namespace "${namespaces[$i]}" --speed "$speed" --loop --pod-map "$pod_map" ||
+        { log "exporter $i not up"; exit 1; }
     "$root/tests/vpa-live/point-node.sh" "kwok-node-$i" "${kubelet_ports[$i]}"
 done
 # The unix time of each exporter's trace time 0, from its own clock (phasescale_replay_trace_seconds).
@@ -115,10 +105,7 @@ replay_start() {
     awk -v b="$before" -v a="$after" -v t="$trace" -v s="$speed" 'BEGIN {printf "%.3f\n", (a + b) / 2 - t / s}'
 }
 starts=()
-for i in 0 1; do
-    wait_for 30 curl -fsS "http://127.0.0.1:${prom_ports[$i]}/metrics" -o /dev/null || { log "exporter $i not up"; exit 1; }
-    starts+=("$(replay_start "${prom_ports[$i]}")")
-done
+for i in 0 1; do starts+=("$(replay_start "${prom_ports[$i]}")"); done
 prom_port=$(free_port)
 PROM_SCRAPE_INTERVAL=$scrape start_prometheus "$work/prom" "$prom_port" "127.0.0.1:${prom_ports[1]}" || { log "Prometheus not ready"; exit 1; }
 
@@ -152,7 +139,7 @@ YAML
 for i in 0 1; do
     kubectl create namespace "${namespaces[$i]}" > /dev/null
 done
-for ns in "${namespaces[@]}"; do wait_for 60 kubectl get sa default -n "$ns" -o name > /dev/null 2>&1; done
+wait_default_sa "${namespaces[@]}"
 autoscalers() {
     cat << YAML
 apiVersion: autoscaling.k8s.io/v1
@@ -162,13 +149,8 @@ spec:
   targetRef: {apiVersion: apps/v1, kind: StatefulSet, name: trainer}
   updatePolicy: {updateMode: $vpa_mode}
 ---
-apiVersion: phasescale.io/v1alpha1
-kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: cmp-phase}
-spec:
-  selector: {matchLabels: {app: train}}
-  mode: InPlace
 YAML
+    phase_autoscaler cmp-phase InPlace
 }
 # Both autoscalers once every pod runs at START_CPU/START_MEM, so that both sides start from the
 # same requests. With AUTOSCALERS_FIRST=1 they come before the pods, as a workload deployed with
@@ -191,12 +173,7 @@ t0=$SECONDS
 created=$(date +%s.%N)
 statefulset cmp-vpa kwok-node-0 | kubectl apply -f - > /dev/null
 statefulset cmp-phase kwok-node-1 | kubectl apply -f - > /dev/null
-running() {
-    local n
-    n=$(kubectl get pods -A -l app=train --field-selector status.phase=Running -o name --chunk-size=1000 | wc -l)
-    ((n >= 2 * pods))
-}
-wait_for 1200 running || { log "pods not all Running"; exit 1; }
+wait_for 1200 pods_running $((2 * pods)) -A -l app=train || { log "pods not all Running"; exit 1; }
 log "$((2 * pods)) pods Running after $((SECONDS - t0)) s"
 for ns in "${namespaces[@]}"; do record "$out/pods-$ns.jsonl" pods "$ns"; done
 record "$out/vpa.jsonl" vpa cmp-vpa trainer

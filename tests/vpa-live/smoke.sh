@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$PHASESCALE_TESTENV_BIN:$PATH"
 work=$(mktemp -d /tmp/phasescale-vpa-live-XXXXXX)
 # shellcheck source=../lib.sh
-source "$here/../lib.sh"  # check, wait_for, summary, start_bg, stop_all_bg, free_port
+source "$here/../lib.sh"  # check, wait_for, summary, stop_all_bg, free_port, start_kubelet_exporter, pods_running
 
 ns=vpa-live
 node=kwok-node-0
@@ -57,11 +57,9 @@ source "$work/vpa/env"
 "$cli" generate --jobs 2 --seed 7 --out "$work/trace.csv" >/dev/null
 kubelet_port=$(free_port)
 prom_port=$(free_port)
-start_bg "$work/exporter.log" "$replay" --trace "$work/trace.csv" --namespace "$ns" \
-    --speed 15 --loop --pod-map '#0=trainer-0,#1=trainer-1' --listen "127.0.0.1:$prom_port" \
-    --kubelet-listen "127.0.0.1:$kubelet_port" \
-    --kubelet-tls-cert "$PHASESCALE_VPA_LIVE_KUBELET_CERT_FILE" \
-    --kubelet-tls-key "$PHASESCALE_VPA_LIVE_KUBELET_KEY_FILE"
+start_kubelet_exporter "$replay" "$work/exporter.log" "$prom_port" "$kubelet_port" \
+    --trace "$work/trace.csv" --namespace "$ns" --speed 15 --loop --pod-map '#0=trainer-0,#1=trainer-1' ||
+    { echo "FAIL: the exporter does not serve /metrics"; exit 1; }
 must "the exporter serves /metrics/resource over HTTPS (test CA)" wait_for 20 \
     curl -sf --cacert "$PHASESCALE_TESTENV_CA_FILE" -o /dev/null \
     "https://127.0.0.1:$kubelet_port/metrics/resource"
@@ -103,10 +101,7 @@ spec:
             requests: {cpu: "3", memory: 12Gi}
             limits: {cpu: "3", memory: 12Gi}
 YAML
-pods_running() {
-    [[ $(kubectl -n "$ns" get pods -l app=train -o jsonpath='{.items[*].status.phase}') == "Running Running" ]]
-}
-must "the StatefulSet's 2 pods run on $node" wait_for 60 pods_running
+must "the StatefulSet's 2 pods run on $node" wait_for 60 pods_running 2 -n "$ns" -l app=train
 
 # metrics.k8s.io: both pods, container main, memory one of the trace's values of its execution
 # (the trace's memory column in bytes; metrics-server answers in Ki, exact for whole KiB).

@@ -126,9 +126,11 @@ metrics_api_available() {
 
 install_crds() {
     kubectl_ apply --server-side -f "$BIN/vpa-v1-crd-gen.yaml" >/dev/null
-    kubectl_ wait --for condition=Established --timeout="${WAIT_TIMEOUT}s" \
+    # Again and again: kubectl wait fails at once ("accessor error") while a new CRD has no
+    # status.conditions yet.
+    wait_for "the VPA CRDs to be Established" "" kubectl_ wait --for condition=Established --timeout=5s \
         crd/verticalpodautoscalers.autoscaling.k8s.io \
-        crd/verticalpodautoscalercheckpoints.autoscaling.k8s.io >/dev/null
+        crd/verticalpodautoscalercheckpoints.autoscaling.k8s.io
 }
 
 # health NAME PORT: the VPA component's /health-check on its metrics address answers OK

@@ -159,14 +159,21 @@ Replay::Sample Replay::sample(std::size_t i, double wall_seconds) const {
     return {true, core_seconds / speed_, p.memory[k]};
 }
 
-std::vector<PodState> Replay::at(double wall_seconds) const {
-    std::vector<PodState> out;
+Replay::Snapshot Replay::snapshot(double wall_seconds) const {
+    Snapshot out;
     for (std::size_t i = 0; i < pods_.size(); ++i) {
         const Sample s = sample(i, wall_seconds);
-        if (s.running)
-            out.push_back({pods_[i].pod, s.cpu_seconds, s.memory_bytes, pods_[i].start / speed_});
+        out.cpu_seconds_all += s.cpu_seconds;
+        if (s.running) {
+            out.running.push_back(
+                {pods_[i].pod, s.cpu_seconds, s.memory_bytes, pods_[i].start / speed_});
+        }
     }
     return out;
+}
+
+std::vector<PodState> Replay::at(double wall_seconds) const {
+    return snapshot(wall_seconds).running;
 }
 
 std::vector<ServedSample> Replay::served(std::size_t i, double from, double to) const {
@@ -235,7 +242,8 @@ std::string Replay::exposition(double wall_seconds) const {
 
 std::string Replay::kubelet_exposition(std::int64_t started_ms, std::int64_t now_ms) const {
     const double wall_seconds = static_cast<double>(now_ms - started_ms) / 1000.0;
-    auto states = at(wall_seconds);
+    Snapshot now = snapshot(wall_seconds);
+    auto& states = now.running;
     // The kubelet (Prometheus' Go client) sorts series by their labels' values: here, by pod.
     std::sort(states.begin(), states.end(),
               [](const PodState& a, const PodState& b) { return a.pod < b.pod; });
@@ -252,9 +260,6 @@ std::string Replay::kubelet_exposition(std::int64_t started_ms, std::int64_t now
         return std::string("# HELP ") + name + " [STABLE] " + help + "\n# TYPE " + name + " " +
                type + "\n";
     };
-    // The node's CPU counter counts what ended pods used too, so that it never goes down.
-    double node_cpu = 0;
-    for (std::size_t i = 0; i < pods_.size(); ++i) node_cpu += sample(i, wall_seconds).cpu_seconds;
     double node_memory = 0;
     for (const auto& s : states) node_memory += s.memory_bytes;
     const double started = static_cast<double>(started_ms) / 1000.0;
@@ -277,7 +282,7 @@ std::string Replay::kubelet_exposition(std::int64_t started_ms, std::int64_t now
                format_exposition_value(started + s.start_seconds) + "\n";
     out += family("node_cpu_usage_seconds_total", "counter",
                   "Cumulative cpu time consumed by the node in core-seconds");
-    out += "node_cpu_usage_seconds_total " + format_exposition_value(node_cpu) + stamp;
+    out += "node_cpu_usage_seconds_total " + format_exposition_value(now.cpu_seconds_all) + stamp;
     out += family("node_memory_working_set_bytes", "gauge",
                   "Current working set of the node in bytes");
     out += "node_memory_working_set_bytes " + format_exposition_value(node_memory) + stamp;

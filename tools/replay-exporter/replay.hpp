@@ -112,6 +112,14 @@ private:
     };
     Sample sample(std::size_t i, double wall_seconds) const;
 
+    // Every execution sampled once at `wall_seconds`: the running pods, and the CPU seconds of
+    // all of them, ended ones included (the node's counter, which must never go down).
+    struct Snapshot {
+        std::vector<PodState> running;
+        double cpu_seconds_all = 0;
+    };
+    Snapshot snapshot(double wall_seconds) const;
+
     struct Prepared {
         double duration = 0;             // trace seconds the execution runs
         std::vector<double> cumulative;  // core-seconds at each offset
