@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared by the build scripts that build Go programs from the module proxy into a cache outside
-# the clone (tests/vpa-live/build.sh; the same pattern as tests/testenv/build.sh): source it,
-# then call go_cache_key, and go_cache_build with a function that builds into a folder.
+# the clone (the build.sh of tests/testenv, tests/helm, tests/vpa-reference and tests/vpa-live):
+# source it, then call go_cache_key, and go_cache_build with a function that builds into a folder.
 
 # go_module_version GO_MOD MODULE: the version GO_MOD requires of MODULE (a `require` line of
 # its own, or a line of a require block); empty if none.
@@ -15,14 +15,15 @@ go_cache_key() {
     { cat "$@"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16
 }
 
-# go_cache_build NAME DIR BUILD_FUNCTION: makes DIR/bin with BUILD_FUNCTION TMP (which builds
-# into the empty folder TMP) unless DIR/bin is already complete, and prints DIR/bin. Callers
-# that race wait on a lock (DIR/.lock); a failed build leaves no DIR/bin behind. NAME prefixes
-# progress messages (on stderr).
+# go_cache_build NAME DIR BUILD_FUNCTION [FILE]: makes DIR/bin with BUILD_FUNCTION TMP (which
+# builds into the empty folder TMP) unless DIR/bin is already complete, and prints DIR/bin, or
+# DIR/bin/FILE when FILE is given. Callers that race wait on a lock (DIR/.lock); a failed build
+# leaves no DIR/bin behind. NAME prefixes progress messages (on stderr). Call it as a command of
+# its own under `set -e` (not in a condition or a $(...)), so that a failing step stops the build.
 go_cache_build() {
-    local name=$1 dir=$2 build=$3 bin=$2/bin tmp start
+    local name=$1 dir=$2 build=$3 bin=$2/bin out=$2/bin${4:+/$4} tmp start
     if [[ -f $bin/.complete ]]; then
-        echo "$bin"
+        echo "$out"
         return 0
     fi
     mkdir -p "$dir"
@@ -30,7 +31,7 @@ go_cache_build() {
     flock 9
     if [[ -f $bin/.complete ]]; then   # another run finished it while we waited
         exec 9>&-
-        echo "$bin"
+        echo "$out"
         return 0
     fi
     tmp=$(mktemp -d "$dir/bin.tmp.XXXXXX")
@@ -46,5 +47,5 @@ go_cache_build() {
     trap - EXIT
     exec 9>&-
     echo "$name: built in $(($(date +%s) - start)) s" >&2
-    echo "$bin"
+    echo "$out"
 }

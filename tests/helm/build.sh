@@ -4,7 +4,7 @@
 # to stderr). The same pattern as tests/testenv/build.sh, with a cache of its own.
 #
 # The binary is cached outside the clone, keyed by a hash of everything that decides it
-# (this script, go.mod, go.sum, the Go version and platform):
+# (this script, the shared ../go-build-cache.sh, go.mod, go.sum, the Go version and platform):
 #   ${PHASESCALE_HELM_CACHE:-$HOME/.cache/phasescale-helm}/<key>/bin/helm
 # A second run with the same key is instant. Concurrent runs wait on a lock.
 #
@@ -13,51 +13,26 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../go-build-cache.sh
+source "$here/../go-build-cache.sh"
 cache_root=${PHASESCALE_HELM_CACHE:-${HOME:-/root}/.cache/phasescale-helm}
 
-command -v go >/dev/null || { echo "helm/build.sh: go is not on the PATH" >&2; exit 1; }
+die() { echo "helm/build.sh: $*" >&2; exit 1; }
+command -v go >/dev/null || die "go is not on the PATH"
 
-helm_version=$(awk '$1 == "helm.sh/helm/v3" && $2 ~ /^v/ {print $2}' "$here/go.mod")
-[[ -n $helm_version ]] || { echo "helm/build.sh: no helm.sh/helm/v3 version in go.mod" >&2; exit 1; }
+helm_version=$(go_module_version "$here/go.mod" helm.sh/helm/v3)
+[[ -n $helm_version ]] || die "no helm.sh/helm/v3 version in go.mod"
 
-key=$( {
-    cat "$here/build.sh" "$here/go.mod" "$here/go.sum"
-    go env GOVERSION GOOS GOARCH
-} | sha256sum | cut -c1-16)
-dir=$cache_root/$key
-bin=$dir/bin
-
-if [[ -f $bin/.complete ]]; then
-    echo "$bin/helm"
-    exit 0
-fi
-
-mkdir -p "$dir"
-exec 9>"$dir/.lock"
-flock 9
-if [[ -f $bin/.complete ]]; then   # another run finished it while we waited
-    echo "$bin/helm"
-    exit 0
-fi
-
-tmp=$(mktemp -d "$dir/bin.tmp.XXXXXX")
-chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-
-start=$(date +%s)
-echo "helm/build.sh: building helm $helm_version into $bin" >&2
-(
-    cd "$here"
+build() {  # build TMP: helm into TMP
+    local out=$1 pkg=helm.sh/helm/v3/internal/version
+    echo "helm/build.sh: helm $helm_version ..." >&2
     # The version string as Helm's release build sets it (`helm version` would say v3.x-dev).
-    CGO_ENABLED=0 go build -trimpath \
-        -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
-        -o "$tmp/helm" helm.sh/helm/v3/cmd/helm
-)
-[[ -x $tmp/helm ]] || { echo "helm/build.sh: helm was not built" >&2; exit 1; }
-"$tmp/helm" version --short >&2
-touch "$tmp/.complete"
-rm -rf "$bin"
-mv "$tmp" "$bin"
-trap - EXIT
-echo "helm/build.sh: built in $(( $(date +%s) - start )) s" >&2
-echo "$bin/helm"
+    (cd "$here" && CGO_ENABLED=0 go build -trimpath \
+        -ldflags="-s -w -X $pkg.version=$helm_version -X $pkg.gitTreeState=clean" \
+        -o "$out/helm" helm.sh/helm/v3/cmd/helm)
+    [[ -x $out/helm ]] || die "helm was not built"
+    "$out/helm" version --short >&2
+}
+
+key=$(go_cache_key "$here/build.sh" "$here/../go-build-cache.sh" "$here/go.mod" "$here/go.sum")
+go_cache_build helm/build.sh "$cache_root/$key" build helm
