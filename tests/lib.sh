@@ -1,8 +1,8 @@
 # Shell helpers of the tests and benchmarks that start processes (sourced, not run): checks
 # that count, bounded waits, background processes that are always stopped, free loopback
-# ports, replay exporters and a real Prometheus scraping them, waits for pods. Used by
+# ports, replay exporters and a real Prometheus scraping them, waits for pods and CRDs. Used by
 # tests/e2e/*.sh, tests/helm/*.sh (through tests/helm/lib.sh), tests/image/image-test.sh,
-# tests/vpa-live/smoke.sh, tests/vpa-compare/run.sh and bench/scale/run.sh.
+# tests/crds/*.sh, tests/vpa-live/smoke.sh, tests/vpa-compare/run.sh and bench/scale/run.sh.
 
 # ---------------------------------------------------------------- checks
 

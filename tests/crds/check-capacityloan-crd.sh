@@ -5,6 +5,8 @@
 # of its own, and `kubectl get cl` shows the printer columns.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=../lib.sh
+source tests/lib.sh  # wait_established; check is this script's own (below)
 kubectl() { "$PHASESCALE_TESTENV_BIN/kubectl" "$@"; }
 passed=0 failed=0
 out_file=$(mktemp)
@@ -24,7 +26,7 @@ jsonpath() { kubectl get cl "$1" -o "jsonpath={$2}"; }
 equals() { [[ "$(jsonpath "$1" "$2")" == "$3" ]] || { echo "$2 is '$(jsonpath "$1" "$2")', expected '$3'"; return 1; }; }
 
 check "the CRDs install" kubectl apply -f crds/
-check "the CRD is established" kubectl wait --for=condition=Established --timeout=60s crd/capacityloans.phasescale.io
+check "the CRD is established" wait_established capacityloans.phasescale.io
 check "the CRD is cluster-scoped" bash -c \
   "[[ \$('$PHASESCALE_TESTENV_BIN/kubectl' get crd capacityloans.phasescale.io -o jsonpath='{.spec.scope}') == Cluster ]]"
 

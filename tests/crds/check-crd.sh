@@ -5,6 +5,8 @@
 # and `kubectl get pas` shows the printer columns.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=../lib.sh
+source tests/lib.sh  # wait_established; check is this script's own (below)
 kubectl() { "$PHASESCALE_TESTENV_BIN/kubectl" "$@"; }
 passed=0 failed=0
 check() {  # description, then a command that must succeed
@@ -22,7 +24,7 @@ jsonpath() { kubectl get pas "$1" -o "jsonpath={$2}"; }
 equals() { [[ "$(jsonpath "$1" "$2")" == "$3" ]] || { echo "$2 is '$(jsonpath "$1" "$2")', expected '$3'"; return 1; }; }
 
 check "the CRD installs" kubectl apply -f crds/
-check "the CRD is established" kubectl wait --for=condition=Established --timeout=60s crd/phaseautoscalers.phasescale.io
+check "the CRD is established" wait_established phaseautoscalers.phasescale.io
 
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: phasescale.io/v1alpha1

@@ -39,7 +39,7 @@ work=$(mktemp -d /tmp/phasescale-faults-XXXXXX)
 keep=${PHASESCALE_E2E_KEEP:-0}
 audit_log=$PHASESCALE_TESTENV_DIR/logs/apiserver.log
 # shellcheck source=../lib.sh
-source "$here/../lib.sh"  # check, wait_for, summary, start_bg, stop_all_bg, free_port, start_prometheus
+source "$here/../lib.sh"  # check, wait_for, summary, start_bg, free_port, start_exporter, pods_running, ...
 
 cleanup() {
     local rc=$?
@@ -163,20 +163,16 @@ spec:
   containerPolicies:
     - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "6", memory: 16Gi}}
 YAML
-wait_for 60 bash -c "[[ \$(kubectl get pods -n $app -o jsonpath='{.items[*].status.phase}') == 'Running Running Running' ]]" ||
-    { echo "FAIL: pods not Running"; exit 1; }
+wait_for 60 pods_running 3 -n "$app" || { echo "FAIL: pods not Running"; exit 1; }
 
 # The trace of e2e.sh (3 jobs, a sample about every 15 s) replayed 15x, scraped every second.
 "$cli" generate --jobs 3 --seed 5 --out "$work/trace.csv" > /dev/null
 exporter_port=$(free_port)
-start_bg "$work/exporter.log" "$replay" --trace "$work/trace.csv" --namespace "$app" --speed 15 \
-    --listen "127.0.0.1:$exporter_port" --pod-map '#0=trainer-0,#1=trainer-1,#2=trainer-2' --loop
+start_exporter "$replay" "$work/exporter.log" "$exporter_port" --trace "$work/trace.csv" --namespace "$app" \
+    --speed 15 --pod-map '#0=trainer-0,#1=trainer-1,#2=trainer-2' --loop || { echo "FAIL: exporter not up"; exit 1; }
 prom_port=$(free_port)
 start_prometheus "$work/prom" "$prom_port" "127.0.0.1:$exporter_port" || { echo "FAIL: Prometheus not ready"; exit 1; }
-series_ready() {
-    [[ $(prom_query "$prom_port" 'count(count_over_time(container_memory_working_set_bytes{namespace="faults-app"}[1m]) >= 4)' |
-        jq -r '.data.result[0].value[1] // "0"') == 3 ]]
-}
+series_ready() { [[ $(sampled_containers "$prom_port" "$app" 1m 4) == 3 ]]; }
 wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 3 pods"; exit 1; }
 
 # start_operator NAME REPLICA METRICS_PORT TICK PROMETHEUS_URL [FLAGS...]: sets op_pid.

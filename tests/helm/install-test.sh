@@ -178,15 +178,11 @@ kind: VerticalPodAutoscaler
 metadata: {name: other, namespace: $ns}
 spec: {targetRef: {apiVersion: apps/v1, kind: Deployment, name: other}}
 YAML
-wait_for 60 bash -c "[[ \$(kubectl get pods -n $ns -o jsonpath='{.items[*].status.phase}') == 'Running Running' ]]" ||
-    { echo "FAIL: the trainer pods are not Running"; exit 1; }
+wait_for 60 pods_running 2 -n "$ns" || { echo "FAIL: the trainer pods are not Running"; exit 1; }
 "$cli" generate --jobs 2 --seed 5 --out "$work/trace.csv" > /dev/null
-start_bg "$work/exporter.log" "$replay" --trace "$work/trace.csv" --namespace "$ns" --speed 15 \
-    --listen "127.0.0.1:$exporter_port" --pod-map '#0=trainer-0,#1=trainer-1' --loop
-series_ready() {
-    [[ $(prom_query "$prom_port" "count(count_over_time(container_memory_working_set_bytes{namespace=\"$ns\"}[1m]) >= 4)" |
-        jq -r '.data.result[0].value[1] // "0"') == 2 ]]
-}
+start_exporter "$replay" "$work/exporter.log" "$exporter_port" --trace "$work/trace.csv" --namespace "$ns" \
+    --speed 15 --pod-map '#0=trainer-0,#1=trainer-1' --loop || { echo "FAIL: exporter not up"; exit 1; }
+series_ready() { [[ $(sampled_containers "$prom_port" "$ns" 1m 4) == 2 ]]; }
 wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 2 pods"; exit 1; }
 
 # ------------------------------------------------------------------ the ServiceAccount's token

@@ -134,16 +134,12 @@ spec:
   containerPolicies:
     - {containerName: "*", minAllowed: {cpu: 100m, memory: 256Mi}, maxAllowed: {cpu: "4", memory: 8Gi}}
 YAML
-wait_for 60 bash -c "[[ \$(kubectl get pod trainer-0 -n $ns -o jsonpath='{.status.phase}') == Running ]]" ||
-    { echo "FAIL: the pod is not Running"; exit 1; }
+wait_for 60 pods_running 1 -n "$ns" || { echo "FAIL: the pod is not Running"; exit 1; }
 uid=$(kubectl get pod trainer-0 -n "$ns" -o jsonpath='{.metadata.uid}')
 "$cli" generate --jobs 1 --seed 5 --out "$work/trace.csv" > /dev/null
-start_bg "$work/exporter.log" "$replay" --trace "$work/trace.csv" --namespace "$ns" --speed 15 \
-    --listen "127.0.0.1:$exporter_port" --pod-map '#0=trainer-0' --loop
-series_ready() {
-    [[ $(prom_query "$prom_port" "count(count_over_time(container_memory_working_set_bytes{namespace=\"$ns\"}[1m]) >= 4)" |
-        jq -r '.data.result[0].value[1] // "0"') == 1 ]]
-}
+start_exporter "$replay" "$work/exporter.log" "$exporter_port" --trace "$work/trace.csv" --namespace "$ns" \
+    --speed 15 --pod-map '#0=trainer-0' --loop || { echo "FAIL: exporter not up"; exit 1; }
+series_ready() { [[ $(sampled_containers "$prom_port" "$ns" 1m 4) == 1 ]]; }
 wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the pod"; exit 1; }
 
 # The operator from the image, in-cluster: deploy/'s arguments with this Prometheus, a 1 s tick,
