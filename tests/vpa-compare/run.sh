@@ -152,6 +152,8 @@ spec:
 YAML
     phase_autoscaler cmp-phase InPlace
 }
+
+# ------------------------------------------------------------------ pods, recorders, autoscalers
 # Both autoscalers once every pod runs at START_CPU/START_MEM, so that both sides start from the
 # same requests. With AUTOSCALERS_FIRST=1 they come before the pods, as a workload deployed with
 # its VPA: the VPA's admission controller then gives the pods it creates the recommendation of
@@ -179,8 +181,7 @@ for ns in "${namespaces[@]}"; do record "$out/pods-$ns.jsonl" pods "$ns"; done
 record "$out/vpa.jsonl" vpa cmp-vpa trainer
 [[ ${AUTOSCALERS_FIRST:-0} == 1 ]] || autoscalers | kubectl apply -f - > /dev/null
 
-# ------------------------------------------------------------------ recorders, the operator
-
+# ------------------------------------------------------------------ the operator
 metrics_port=$(free_port)
 start_bg "$work/operator.log" "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick "$loop" \
     --scrape-interval "$scrape" --namespaces cmp-phase --metrics-addr "127.0.0.1:$metrics_port" --log-level info
