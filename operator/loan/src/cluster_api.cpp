@@ -22,10 +22,11 @@ public:
                          const std::string& name) override {
         return kube_.get_scale(resource, ns, name);
     }
-    void patch_node(const std::string& node, const nlohmann::json& merge_patch) override {
+    nlohmann::json patch_node(const std::string& node, const nlohmann::json& merge_patch) override {
         kube::PatchOptions po;
         po.field_manager = field_manager_;
-        kube_.patch(kube::resources::nodes, "", node, merge_patch, kube::PatchType::Merge, po);
+        return kube_.patch(kube::resources::nodes, "", node, merge_patch, kube::PatchType::Merge,
+                           po);
     }
     void evict(const std::string& ns, const std::string& pod) override { kube_.evict(ns, pod); }
     void set_scale(const kube::Resource& resource, const std::string& ns, const std::string& name,

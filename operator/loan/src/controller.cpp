@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <stdexcept>
 
 namespace phasescale::loan {
 
@@ -92,6 +93,18 @@ struct Job {
     kube::ObjectReference ref;
     std::optional<kube::LabelSelector> pods;
 };
+
+// resourceVersion is etcd's revision, an integer in every kube-apiserver (client-go's mutation
+// cache orders versions the same way); none when it is not one.
+std::optional<unsigned long long> resource_version(const json& object) {
+    const std::string v = string_field(metadata(object), "resourceVersion");
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    try {
+        return std::stoull(v);
+    } catch (const std::out_of_range&) {
+        return std::nullopt;
+    }
+}
 
 }  // namespace
 
@@ -327,7 +340,29 @@ ReconcileSummary Controller::reconcile(double now) {
                      pods_ ? pods_->store().list() : Objects{}, now);
 }
 
-ReconcileSummary Controller::reconcile(const Objects& nodes, const Objects& pods, double now) {
+Controller::Objects Controller::with_own_writes(const Objects& nodes) {
+    Objects out;
+    std::map<std::string, kube::Store::ObjectPtr> still_ahead;
+    for (const auto& node : nodes) {
+        const std::string name = string_field(metadata(*node), "name");
+        auto w = written_nodes_.find(name);
+        const auto cached = resource_version(*node);
+        const auto written =
+            w == written_nodes_.end() ? std::nullopt : resource_version(*w->second);
+        if (cached && written && *cached < *written) {
+            still_ahead[name] = w->second;
+            out.push_back(w->second);
+        } else {
+            out.push_back(node);  // caught up, never written, or versions not comparable
+        }
+    }
+    written_nodes_ = std::move(still_ahead);
+    return out;
+}
+
+ReconcileSummary Controller::reconcile(const Objects& cached_nodes, const Objects& pods,
+                                       double now) {
+    const Objects nodes = with_own_writes(cached_nodes);
     ReconcileSummary sum;
     json list;
     try {
@@ -572,7 +607,11 @@ void Controller::mark_nodes(Pass& pass, double now, ReconcileSummary& sum) {
         const kube::ObjectReference node_ref = ref("v1", "Node", *object);
         if (!patch.is_null()) {
             try {
-                cluster_->patch_node(n.name, patch);
+                json after = cluster_->patch_node(n.name, patch);
+                if (after.is_object()) {
+                    trim_node(after);
+                    written_nodes_[n.name] = std::make_shared<const json>(std::move(after));
+                }
             } catch (const std::exception& e) {
                 ++sum.errors;
                 pass.problems.push_back("cannot mark node " + n.name + " " + to_string(target) +

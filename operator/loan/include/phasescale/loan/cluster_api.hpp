@@ -29,7 +29,9 @@ public:
 
     // The writes; each throws on failure (evict: kube::TooManyRequests when a disruption budget
     // forbids it, kube::NotFound when the pod is gone).
-    virtual void patch_node(const std::string& node, const nlohmann::json& merge_patch) = 0;
+    // patch_node returns the node as the patch left it.
+    virtual nlohmann::json patch_node(const std::string& node,
+                                      const nlohmann::json& merge_patch) = 0;
     virtual void evict(const std::string& ns, const std::string& pod) = 0;
     virtual void set_scale(const kube::Resource& resource, const std::string& ns,
                            const std::string& name, int replicas) = 0;

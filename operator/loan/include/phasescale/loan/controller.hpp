@@ -134,6 +134,10 @@ private:
     void report(Pass& pass);
     // The Ready condition; writes the status when it changed.
     void update_status(Pass& pass, double now, ReconcileSummary& sum);
+    // The nodes with each one this controller marked as its write left it, while the node cache
+    // still holds an older version: a watch can lag a write, and a pass must not plan from marks
+    // the previous pass already changed.
+    Objects with_own_writes(const Objects& nodes);
 
     void log(const std::string& level, const std::string& message,
              const nlohmann::json& fields = {}) const;
@@ -150,6 +154,7 @@ private:
     std::shared_ptr<kube::Informer> pods_;   // its own, or options.pods
     bool own_nodes_ = false, own_pods_ = false;
     std::map<std::string, LoanState> loans_;
+    std::map<std::string, kube::Store::ObjectPtr> written_nodes_;  // by name, until cached
 };
 
 // What the informers keep of a node (name, labels, resourceVersion, taints, unschedulable,
