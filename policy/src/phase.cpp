@@ -26,13 +26,6 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
     return static_cast<std::size_t>(at - stats.usage_columns.begin());
 }
 
-// The fallback's estimate gets the policy's margins and floors in size() and provision().
-WindowOptions fallback_options(const PhaseOptions& o) {
-    WindowOptions w = o.fallback;
-    w.margins = {};
-    return w;
-}
-
 // The online update's reach: margins stay within these, whatever a container does.
 constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 // A phase step taken from the model's statistics never multiplies memory by more than this.
@@ -53,8 +46,7 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
     : model_(&model),
       options_(std::move(options)),
       cpu_column_(usage_column(statistics_of(model), options_.cpu_column)),
-      memory_column_(usage_column(statistics_of(model), options_.memory_column)),
-      fallback_(fallback_options(options_)) {
+      memory_column_(usage_column(statistics_of(model), options_.memory_column)) {
     // Check the quantiles now rather than at the first sample.
     statistic({}, options_.cpu_quantile);
     statistic({}, options_.memory_quantile);
@@ -65,6 +57,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
         throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
     if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
         throw model::InputError("phase policy: adaptation steps must not be negative");
+    if (options_.recent_samples < 1)
+        throw model::InputError("phase policy: the recent samples must be at least 1");
     if (!(options_.max_growth == 0 || options_.max_growth >= 1))
         throw model::InputError(
             "phase policy: the largest growth per step must be 0 (none) or at least 1");
@@ -77,6 +71,7 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
     // for allocations within 0.4% of these on the savings benchmarks).
     constexpr std::size_t kSeenPerPhase = 64;
     seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
+    seen_recently_ = Ring<Amount>(options_.recent_samples);
     recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
     if (!options_.oracle && !options_.no_model) stream_.emplace(model);
 }
@@ -92,18 +87,19 @@ Amount PhaseRecommender::phase_amount(int phase) const {
     const bool own_enough =
         options_.adapt_samples > 0 && own >= static_cast<std::size_t>(options_.adapt_samples);
     if (!options_.no_model && !own_enough) return model_amount(phase);
-    return {own_quantile(phase, &Amount::cpu, options_.cpu_quantile).value_or(0),
-            own_quantile(phase, &Amount::memory, options_.memory_quantile).value_or(0)};
+    return own_quantiles(seen_in_phase_[static_cast<std::size_t>(phase)]).value_or(Amount{});
 }
 
-// This container's quantile q of one resource in a phase; nothing before it has been there.
-std::optional<double> PhaseRecommender::own_quantile(int phase, double Amount::*resource,
-                                                     double q) const {
-    const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+// This container's CPU and memory quantiles over samples of its own; none without samples.
+std::optional<Amount> PhaseRecommender::own_quantiles(const Ring<Amount>& seen) const {
     if (seen.empty()) return std::nullopt;
-    std::vector<double> values;
-    for (const Amount& a : seen.values()) values.push_back(a.*resource);
-    return model::quantile(std::move(values), q);
+    std::vector<double> cpu, memory;
+    for (const Amount& a : seen.values()) {
+        cpu.push_back(a.cpu);
+        memory.push_back(a.memory);
+    }
+    return Amount{model::quantile(std::move(cpu), options_.cpu_quantile),
+                  model::quantile(std::move(memory), options_.memory_quantile)};
 }
 
 void PhaseRecommender::enter(int phase) {
@@ -133,7 +129,7 @@ void PhaseRecommender::adapt(const Sample& s) {
 }
 
 void PhaseRecommender::observe(const Sample& sample) {
-    fallback_.observe(sample);
+    seen_recently_.push(sample.usage);
     if (observed_++ == 0) first_seen_ = sample.timestamp;
     latest_seen_ = sample.timestamp;
     latest_usage_ = sample.usage;
@@ -214,11 +210,7 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
     // model's sizes come from other executions, of other sizes, and a container is first resized
     // from samples of its own.
     if (!stable_ && unknown_ && unknown_samples_ == 0) return std::nullopt;
-    if (unknown_ || !stable_) {
-        const std::optional<Allocation> a = fallback_.recommend(next);
-        if (!a) return std::nullopt;
-        return a->request;
-    }
+    if (unknown_ || !stable_) return own_quantiles(seen_recently_);
 
     Amount want = phase_amount(*stable_);
     if (options_.proactive) {
@@ -247,8 +239,10 @@ double PhaseRecommender::upcoming_memory() const {
     if (static_cast<double>(visit_samples_) + horizon_samples() <
         phases[static_cast<std::size_t>(from)].visit_samples.p50)
         return 0;
-    const auto own_memory = [&](Eigen::Index phase) {
-        return own_quantile(static_cast<int>(phase), &Amount::memory, options_.memory_quantile);
+    const auto own_memory = [&](Eigen::Index phase) -> std::optional<double> {
+        const auto own = own_quantiles(seen_in_phase_[static_cast<std::size_t>(phase)]);
+        if (!own) return std::nullopt;
+        return own->memory;
     };
     const double here = own_memory(from).value_or(latest_usage_.memory);
     const double model_here = statistic(

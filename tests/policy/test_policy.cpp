@@ -300,7 +300,7 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
     o.margins = {0.1, 0};
     o.debounce = 2;
     o.headroom = {0, 0.1};
-    o.fallback.samples = 5;
+    o.recent_samples = 5;
     o.adapt_samples = 3;  // the model's statistics for a phase's first two samples
     PhaseRecommender r(m, o);
     Feed feed{r};
@@ -321,12 +321,36 @@ TEST_CASE("phase: the stable phase's quantiles, debounce, usage floor, unknown p
     CHECK(r.phase() == 1);
     CHECK(a.request.cpu == Approx(2.2));
     CHECK(a.request.memory == Approx(4 * GiB));
-    // About 1 core: too far from both centroids: the window fallback, counted.
+    // About 1 core: too far from both centroids: in no known phase, counted.
     CHECK(r.unknown_phase_samples() == 0);
     a = *feed(1.0, 3 * GiB);
     CHECK(r.unknown_phase_samples() == 1);
-    CHECK(a.request.cpu == Approx(1.65));  // max of the last 5 CPU samples (1.5) * 1.1
+    CHECK(a.request.cpu == Approx(1.65));  // p95 of the last 5 CPU samples (1.5) * 1.1
     CHECK(r.phase() == 1);                 // the stable phase is kept
+}
+
+TEST_CASE("phase: in no known phase, its own quantiles over its recent samples are the estimate",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.cpu_quantile = 0.5;
+    o.memory_quantile = 1;
+    o.recent_samples = 4;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    // About 1 core is far from both centroids: every sample is in no known phase.
+    CHECK(!feed(1.0, 3 * GiB));  // no history yet
+    feed(1.0, 3 * GiB);
+    feed(1.1, 2 * GiB);
+    feed(1.05, 1 * GiB);
+    feed(1.0, 1 * GiB);
+    const Allocation a = *feed(0.9, 1 * GiB);
+    CHECK(r.unknown_phase_samples() == 5);
+    CHECK(!r.phase());
+    // The last 4 samples: CPU median 1.025, memory maximum 2 GiB (the 3 GiB are older).
+    CHECK(a.request.cpu == Approx(1.025));
+    CHECK(a.request.memory == Approx(2 * GiB));
 }
 
 TEST_CASE("phase: before the first phase, nothing is recommended (the allocation stays)",
@@ -395,8 +419,8 @@ TEST_CASE("phase: the CPU margin adapts online toward the target fulfilment", "[
 
 TEST_CASE("phase: no path allocates below the latest usage plus headroom or an OOM bump",
           "[policy][phase]") {
-    // The calibration once drove margins to -0.95, and the window fallback for unknown phases
-    // then allocated 5% of usage. Every path now passes the same floors, whatever the margins.
+    // The calibration once drove margins to -0.95, and the estimate for unknown phases then
+    // allocated 5% of usage. Every path now passes the same floors, whatever the margins.
     const model::PhaseModel m = two_phase_model();
     std::uint64_t state = 7;
     auto uniform = [&] {  // a small LCG: deterministic, no dependence on the library's engines
@@ -410,7 +434,7 @@ TEST_CASE("phase: no path allocates below the latest usage plus headroom or an O
         PhaseRecommender r(m, o);
         Feed feed{r};
         for (int i = 0; i < 400; ++i) {
-            // Phase 0, phase 1 and far from both (unknown: the fallback path) in turn.
+            // Phase 0, phase 1 and far from both (unknown: the recent samples' path) in turn.
             const double cpu = 0.1 + 3 * uniform(), memory = (0.1 + 6 * uniform()) * GiB;
             const bool oom = uniform() < 0.05;
             const std::optional<Allocation> a = feed(cpu, memory, oom, {1, 2 * GiB});
