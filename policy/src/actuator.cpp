@@ -1,6 +1,7 @@
 #include <phasescale/model/error.hpp>
 #include <phasescale/policy/actuator.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace phasescale::policy {
@@ -14,9 +15,15 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
            changed(current.request.memory, wanted.request.memory);
 }
 
+bool memory_at_risk(const Sample& sample, double margin) {
+    if (sample.oom_killed) return true;
+    const double line = oom_line(sample);
+    return line > 0 && sample.usage.memory * (1 + std::max(0.0, margin)) >= line;
+}
+
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
-                  bool oom_since_resize, bool more_memory) {
-    return last_resize && now < *last_resize + cooldown_s && !(oom_since_resize && more_memory);
+                  bool memory_at_risk, bool more_memory) {
+    return last_resize && now < *last_resize + cooldown_s && !(memory_at_risk && more_memory);
 }
 
 Actuator::Actuator(Allocation initial, ActuationOptions options)
@@ -34,20 +41,24 @@ const Allocation& Actuator::advance(double now) {
     return in_force_;
 }
 
-void Actuator::decide(const std::optional<Allocation>& wanted, bool oom_killed) {
-    oom_since_resize_ = oom_since_resize_ || oom_killed;
+void Actuator::decide(const std::optional<Allocation>& wanted, const Sample& sample) {
+    memory_at_risk_ = memory_at_risk_ || memory_at_risk(sample, options_.memory_margin);
+    decide(wanted);
+}
+
+void Actuator::decide(const std::optional<Allocation>& wanted) {
     pending_.push_back(wanted);
 }
 
 void Actuator::apply(const Allocation& wanted, double now) {
     const Allocation next = constrain(in_force_, wanted.request, options_.bounds);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
-    if (cooling_down(last_resize_, now, options_.cooldown_s, oom_since_resize_,
+    if (cooling_down(last_resize_, now, options_.cooldown_s, memory_at_risk_,
                      next.request.memory > in_force_.request.memory))
         return;
     in_force_ = next;
     last_resize_ = now;
-    oom_since_resize_ = false;
+    memory_at_risk_ = false;
     ++resizes_;
 }
 

@@ -143,9 +143,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     follow_phase(sample);
     // After the phase: a visit that begins with a kill keeps its bump.
     if (sample.oom_killed) {
-        // The OOM line is the limit (the request where no limit is set).
-        const double given = std::max(sample.allocated.memory, sample.limit.memory);
-        oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(given));
+        oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
 }
 

@@ -130,7 +130,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         if (s.oom_killed) r.oom_kills.push_back(t);
 
         recommender.observe(s);
-        if (causal) actuator.decide(recommender.recommend(nullptr), s.oom_killed);
+        if (causal) actuator.decide(recommender.recommend(nullptr), s);
     }
     r.score = scorer.score();
     r.score.unknown_phase_samples = recommender.unknown_phase_samples();

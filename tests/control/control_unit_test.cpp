@@ -432,6 +432,20 @@ TEST_CASE("tracker: an OOM kill with a new restart count bumps memory once", "[u
     CHECK(s.recommendation->request.memory >= 2 * GiB * 1.2);
 }
 
+TEST_CASE("tracker: memory within the safety margin of the limit is at risk", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // margin 0.1
+    ContainerTracker t(model_ptr(), spec);
+    TrackerInput in = input(100, 0.3, 1.8 * GiB, 1, 2 * GiB);
+    in.limits = {1, 2 * GiB};
+    CHECK_FALSE(t.step(in).memory_at_risk);  // 1.8 x 1.1 < 2
+    in.timestamp = 101;
+    in.usage.memory = in.features[1] = 1.85 * GiB;
+    CHECK(t.step(in).memory_at_risk);
+    in.timestamp = 102;
+    in.limits.memory = 4 * GiB;  // a limit above the request is the OOM line
+    CHECK_FALSE(t.step(in).memory_at_risk);
+}
+
 TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
     ContainerResources cur{"main", {1.0, 2 * GiB}, {1.0, 2 * GiB}};
     ContainerPolicy p;
@@ -496,8 +510,9 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     CHECK(decide_pod(pod, {same}, 60, gate, 2000).action == Action::None);
 }
 
-TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and nothing else does",
-          "[unit]") {
+TEST_CASE(
+    "pod decisions: once memory was at risk, more memory skips the cooldown and nothing else does",
+    "[unit]") {
     json pod = make_pod("a");  // requests 1 core, 2 GiB
     const ContainerResources cur = *container_resources(pod, "main");
     const ContainerTarget more_memory = target_for(cur, alloc(1, 3 * GiB), ContainerPolicy{}, 0.05);
@@ -505,7 +520,7 @@ TEST_CASE("pod decisions: after an OOM kill, more memory skips the cooldown and 
     PodGate gate;
     gate.last_resize = 1000;
     CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).reason == "Cooldown");
-    gate.oom_since_resize = true;
+    gate.memory_at_risk = true;
     CHECK(decide_pod(pod, {more_cpu}, 60, gate, 1010).reason == "Cooldown");
     CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).action == Action::Resize);
 }

@@ -441,6 +441,8 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
           "[unit][control]") {
     Loop loop("InPlace");
     loop.add_pod("a");
+    // Room for its usage: memory within its safety margin of the limit would skip the cooldown.
+    loop.pods["a"]["spec"]["containers"][0] = control_test::container("main", "3", "4Gi");
     loop.use("a", 2.2, 3 * GiB);
     for (int i = 0; i < 3; ++i) loop.tick();
     REQUIRE(loop.label("a") == kLarge);

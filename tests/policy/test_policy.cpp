@@ -640,12 +640,40 @@ TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[polic
     act.advance(0);
     act.decide(guaranteed({1, 2 * GiB}));
     CHECK(act.advance(15).request.memory == 2 * GiB);
-    act.decide(guaranteed({2, 2 * GiB}), true);  // killed, but wants only more CPU: waits
+    Sample killed = at(15, 1, 2.5 * GiB, {1, 2 * GiB});
+    killed.oom_killed = true;
+    act.decide(guaranteed({2, 2 * GiB}), killed);  // killed, but wants only more CPU: waits
     CHECK(act.advance(30).request.cpu == 1);
     act.decide(guaranteed({1, 3 * GiB}));  // the kill is remembered until a resize
     CHECK(act.advance(45).request.memory == 3 * GiB);
     act.decide(guaranteed({1, 4 * GiB}));  // no kill since that resize: the cooldown holds
     CHECK(act.advance(60).request.memory == 3 * GiB);
+}
+
+TEST_CASE("actuator: memory usage within its safety margin of the limit skips the cooldown",
+          "[policy]") {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    o.memory_margin = 0.1;
+    Actuator act(guaranteed({1, GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({1, 2 * GiB}));
+    CHECK(act.advance(15).request.memory == 2 * GiB);
+    // 1.8 GiB of 2: 1.8 x 1.1 = 1.98 < 2, the margin holds: the cooldown too.
+    act.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.8 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(30).request.memory == 2 * GiB);
+    // 1.85 GiB: 1.85 x 1.1 > 2, the margin is used up: more memory now.
+    act.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.85 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(45).request.memory == 3 * GiB);
+    CHECK(act.resizes() == 2);
+
+    // The OOM line is the limit, the request where there is none.
+    CHECK(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.1));
+    Sample burstable = at(0, 1, 1.85 * GiB, {1, 2 * GiB});
+    burstable.limit = {2, 4 * GiB};
+    CHECK_FALSE(memory_at_risk(burstable, 0.1));
+    CHECK_FALSE(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.05));  // a smaller margin
+    CHECK(memory_at_risk(at(0, 1, 2 * GiB, {1, 2 * GiB}), 0));
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {

@@ -209,7 +209,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
             return t.worth_resizing &&
                    t.wanted.requests.memory.value_or(0) > t.current.requests.memory.value_or(0);
         });
-    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.oom_since_resize,
+    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.memory_at_risk,
                              more_memory)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";

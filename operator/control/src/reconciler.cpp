@@ -828,8 +828,8 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         if (step.oom_killed) {
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
             if (ps.resized && hooks_.oom_after_resize) hooks_.oom_after_resize(w.key);
-            ps.gate.oom_since_resize = true;
         }
+        if (step.memory_at_risk) ps.gate.memory_at_risk = true;
         t.phase = step.phase;
         if (step.phase) state.phases_seen.insert(*step.phase);
         if (step.recommendation) {
@@ -888,7 +888,7 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
             ps.gate.last_resize = now;  // the cooldown runs from the decision
-            ps.gate.oom_since_resize = false;
+            ps.gate.memory_at_risk = false;
             ++summary.resizes;
             writes_.submit(
                 resize_key,

@@ -35,6 +35,11 @@ struct Sample {
     int known_phase = -1;
 };
 
+// Memory usage above this kills the container: its limit, or its request where none is set.
+inline double oom_line(const Sample& s) {
+    return std::max(s.allocated.memory, s.limit.memory);
+}
+
 // The memory an OOM-killed container gets at least: what it was given plus min_bytes, or times
 // ratio, whichever is more (the VPA's ContainerState.RecordOOM with DefaultOOMMinBumpUp and
 // DefaultOOMBumpUpRatio). The vpa and phase recommenders both bump this way.

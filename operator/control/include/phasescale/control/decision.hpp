@@ -73,8 +73,9 @@ private:
 // cannot do) a resize.
 struct PodGate {
     std::optional<double> last_resize;  // unix seconds
-    bool oom_since_resize =
-        false;  // a container was OOM-killed since: more memory skips the cooldown
+    // Memory was at risk since (an OOM kill, or usage within the safety margin of the OOM line):
+    // more memory skips the cooldown.
+    bool memory_at_risk = false;
     int backoff_level = 0;
     double backoff_until = 0;
 };

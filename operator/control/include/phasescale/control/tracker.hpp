@@ -68,6 +68,9 @@ struct TrackerStep {
     // "not_positive", "too_large", "above_node"; empty otherwise.
     std::string rejected;
     bool oom_killed = false;  // a new OOM kill was seen in this sample
+    // That kill, or memory usage within the safety margin of the OOM line (policy::memory_at_risk):
+    // more memory need not wait for the cooldown.
+    bool memory_at_risk = false;
     bool phase_changed = false;
     std::optional<int> phase;                          // the stable phase after this sample
     std::optional<policy::Allocation> recommendation;  // nothing when skipped or not known yet
@@ -97,6 +100,7 @@ private:
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
+    double memory_margin_;  // the spec's memory safetyMargin
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
