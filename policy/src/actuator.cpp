@@ -21,9 +21,13 @@ bool memory_at_risk(const Sample& sample, double margin) {
     return line > 0 && sample.usage.memory * (1 + std::max(0.0, margin)) >= line;
 }
 
+bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {
+    return last_resize && now < *last_resize + cooldown_s;
+}
+
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
                   bool memory_at_risk, bool more_memory) {
-    return last_resize && now < *last_resize + cooldown_s && !(memory_at_risk && more_memory);
+    return in_cooldown(last_resize, now, cooldown_s) && !(memory_at_risk && more_memory);
 }
 
 Actuator::Actuator(Allocation initial, ActuationOptions options)
@@ -51,7 +55,11 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
 }
 
 void Actuator::apply(const Allocation& wanted, double now) {
-    const Allocation next = constrain(in_force_, wanted.request, options_.bounds);
+    Allocation next = constrain(in_force_, wanted.request, options_.bounds);
+    if (in_cooldown(last_resize_, now, options_.cooldown_s)) {  // only more memory goes ahead
+        next.request.cpu = std::max(next.request.cpu, in_force_.request.cpu);
+        next.limit.cpu = std::max(next.limit.cpu, in_force_.limit.cpu);
+    }
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
     if (cooling_down(last_resize_, now, options_.cooldown_s, memory_at_risk_,
                      next.request.memory > in_force_.request.memory))

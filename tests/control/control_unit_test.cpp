@@ -523,6 +523,14 @@ TEST_CASE(
     gate.memory_at_risk = true;
     CHECK(decide_pod(pod, {more_cpu}, 60, gate, 1010).reason == "Cooldown");
     CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).action == Action::Resize);
+    // Within the cooldown no CPU is cut on the way; after it, as wanted.
+    const ContainerTarget less_cpu = target_for(cur, alloc(0.5, 3 * GiB), ContainerPolicy{}, 0.05);
+    const PodDecision d = decide_pod(pod, {less_cpu}, 60, gate, 1010);
+    REQUIRE(d.action == Action::Resize);
+    CHECK(d.resized[0].wanted.requests.cpu == 1);
+    CHECK(d.resized[0].wanted.limits.cpu == 1);
+    CHECK(d.resized[0].wanted.requests.memory == 3 * GiB);
+    CHECK(decide_pod(pod, {less_cpu}, 60, gate, 1100).resized[0].wanted.requests.cpu == 0.5);
 }
 
 TEST_CASE(

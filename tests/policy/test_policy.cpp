@@ -663,8 +663,11 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     act.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.8 * GiB, {1, 2 * GiB}));
     CHECK(act.advance(30).request.memory == 2 * GiB);
     // 1.85 GiB: 1.85 x 1.1 > 2, the margin is used up: more memory now.
-    act.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.85 * GiB, {1, 2 * GiB}));
+    // More memory now, but no CPU cut within the cooldown.
+    act.decide(guaranteed({0.5, 3 * GiB}), at(30, 1, 1.85 * GiB, {1, 2 * GiB}));
     CHECK(act.advance(45).request.memory == 3 * GiB);
+    CHECK(act.in_force().request.cpu == 1);
+    CHECK(act.in_force().limit.cpu == 1);
     CHECK(act.resizes() == 2);
 
     // The OOM line is the limit, the request where there is none.

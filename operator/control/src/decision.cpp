@@ -43,6 +43,15 @@ std::string node_of(const json& pod) {
     return kube::string_field(pod, "spec", "nodeName");
 }
 
+// No CPU request or limit below the current one.
+void keep_cpu(ContainerTarget& t) {
+    auto not_lower = [](std::optional<double>& wanted, const std::optional<double>& current) {
+        if (wanted && current && *wanted < *current) wanted = current;
+    };
+    not_lower(t.wanted.requests.cpu, t.current.requests.cpu);
+    not_lower(t.wanted.limits.cpu, t.current.limits.cpu);
+}
+
 }  // namespace
 
 const char* to_string(Action action) {
@@ -218,8 +227,12 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         return d;
     }
 
-    for (const ContainerTarget& t : targets) {
+    // Within the cooldown only what the memory risk calls for goes ahead: no CPU is cut.
+    const bool in_cooldown = policy::in_cooldown(gate.last_resize, now, cooldown_seconds);
+    for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
+        if (in_cooldown) keep_cpu(t);
+        if (!t.cpu_changed() && !t.memory_changed()) continue;
         const bool restart =
             (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");

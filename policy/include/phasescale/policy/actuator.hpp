@@ -1,8 +1,8 @@
 #pragma once
 // When a recommendation takes effect, and as what: after an actuation delay, only when it changes
 // a request in force by more than a minimum fraction, never within the cooldown of the last
-// resize (unless memory was at risk since then and the change gives more memory: a container that
-// crash-loops cannot wait, nor one whose usage has used up its safety margin), within the
+// resize (unless memory was at risk since then and the change gives more memory, cutting no CPU: a
+// container that crash-loops cannot wait, nor one whose usage has used up its margin), within the
 // container's bounds and controlled values (limits follow the pod's QoS). Counts the resizes. The
 // operator applies the same rules to live pods.
 
@@ -60,8 +60,12 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
 // a kill; the next resize cannot wait a cooldown.
 bool memory_at_risk(const Sample& sample, double margin);
 
-// True while a resize must wait for the cooldown of the last one (unix or trace seconds); a
-// resize that gives more memory after memory was at risk since the last resize does not wait.
+// True within `cooldown_s` of the last resize (unix or trace seconds).
+bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);
+
+// True while a resize must wait for the cooldown of the last one; a resize that gives more memory
+// after memory was at risk since the last resize does not wait, but cuts no CPU (the cooldown
+// holds back everything but what the risk calls for).
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
                   bool memory_at_risk, bool more_memory);
 
