@@ -64,8 +64,9 @@ bool memory_at_risk(const Sample& sample, double margin);
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);
 
 // True while a resize must wait for the cooldown of the last one; a resize that gives more memory
-// after memory was at risk since the last resize does not wait, but cuts no CPU (the cooldown
-// holds back everything but what the risk calls for).
+// after memory was at risk since the last resize does not wait. Such a resize within the cooldown
+// must cut no CPU (the cooldown holds back all but what the risk calls for): the Actuator and
+// control::decide_pod keep CPU then.
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
                   bool memory_at_risk, bool more_memory);
 
