@@ -16,6 +16,9 @@ check() {  # check DESCRIPTION COMMAND...: run COMMAND, count and print ok/FAIL
         echo "FAIL: $what"; failures=$((failures + 1))
     fi
 }
+# A jq function: a Kubernetes quantity as the operator writes it ("4104m", "7552Mi", "2") as a number.
+JQ_QUANTITY='def qty: capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$")
+    | (.n | tonumber) * ({"": 1, "m": 0.001, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824}[.u]);'
 wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds; 1 on timeout
     local deadline=$((SECONDS + $1)); shift
     until "$@"; do

@@ -373,9 +373,7 @@ writes > "$work/writes.jsonl"
 # the same values, or for memory at risk: more memory, no less CPU).
 check "kill inside a resize: no second resize of $resized_pod within a cooldown of the restart (but for memory at risk)" \
     jq -s -e --arg p "$resized_pod" --argjson s "$resized_secs" --argjson from "$((a2_leads - 1))" \
-    --argjson c "$cooldown" --argjson r "$resized_to" '
-    def qty: capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$")
-        | (.n | tonumber) * ({"": 1, "m": 0.001, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824}[.u]);
+    --argjson c "$cooldown" --argjson r "$resized_to" "$JQ_QUANTITY"'
     def at_risk: (.requests.memory | qty) > ($r.requests.memory | qty)
         and (.requests.cpu | qty) >= ($r.requests.cpu | qty) and (.limits.cpu | qty) >= ($r.limits.cpu | qty);
     [.[] | select(.what == "pods/resize" and .name == $p and .code == 200 and .secs > $s and .secs < $from + $c)
