@@ -31,6 +31,13 @@ constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 // A phase step taken from the model's statistics never multiplies memory by more than this.
 constexpr double kLargestPhaseStep = 4;
 
+// The quantile q of one resource over a container's own samples (0 without any).
+double own_quantile(const Ring<Amount>& seen, double Amount::*resource, double q) {
+    std::vector<double> values;
+    for (const Amount& a : seen.values()) values.push_back(a.*resource);
+    return model::quantile(std::move(values), q);
+}
+
 const model::PhaseStatistics& statistics_of(const model::PhaseModel& model) {
     if (!model.statistics) {
         throw model::InputError(
@@ -93,13 +100,8 @@ Amount PhaseRecommender::phase_amount(int phase) const {
 // This container's CPU and memory quantiles over samples of its own; none without samples.
 std::optional<Amount> PhaseRecommender::own_quantiles(const Ring<Amount>& seen) const {
     if (seen.empty()) return std::nullopt;
-    std::vector<double> cpu, memory;
-    for (const Amount& a : seen.values()) {
-        cpu.push_back(a.cpu);
-        memory.push_back(a.memory);
-    }
-    return Amount{model::quantile(std::move(cpu), options_.cpu_quantile),
-                  model::quantile(std::move(memory), options_.memory_quantile)};
+    return Amount{own_quantile(seen, &Amount::cpu, options_.cpu_quantile),
+                  own_quantile(seen, &Amount::memory, options_.memory_quantile)};
 }
 
 void PhaseRecommender::enter(int phase) {
@@ -238,9 +240,9 @@ double PhaseRecommender::upcoming_memory() const {
         phases[static_cast<std::size_t>(from)].visit_samples.p50)
         return 0;
     const auto own_memory = [&](Eigen::Index phase) -> std::optional<double> {
-        const auto own = own_quantiles(seen_in_phase_[static_cast<std::size_t>(phase)]);
-        if (!own) return std::nullopt;
-        return own->memory;
+        const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
+        if (seen.empty()) return std::nullopt;
+        return own_quantile(seen, &Amount::memory, options_.memory_quantile);
     };
     const double here = own_memory(from).value_or(latest_usage_.memory);
     const double model_here = statistic(
