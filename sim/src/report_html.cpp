@@ -759,11 +759,6 @@ TimeAxis time_axis(const Container& k, std::size_t n) {
     return t;
 }
 
-// Memory is killed at the limit; a limit of 0 is none, and then the request is the line.
-double oom_line(const policy::Allocation& a) {
-    return a.limit.memory > 0 ? a.limit.memory : a.request.memory;
-}
-
 bool distinct_memory_limit(const Replay& r) {
     for (const policy::Allocation& a : r.allocations)
         if (a.limit.memory > 0 && a.limit.memory != a.request.memory) return true;
@@ -795,7 +790,8 @@ std::map<std::string, PolicyLines> policy_lines(const ContainerResult& c,
         PolicyLines& l = lines[p];
         l.request = bucket_max(t.starts, n, request);
         if (!cpu && distinct_memory_limit(it->second))
-            l.limit = bucket_max(t.starts, n, [&](std::size_t i) { return oom_line(a[i]) / u; });
+            l.limit =
+                bucket_max(t.starts, n, [&](std::size_t i) { return policy::oom_line(a[i]) / u; });
         std::size_t first = 0;
         while (first < n && request(first) == original) ++first;
         for (std::size_t i = first; i < n; ++i) l.decided.push_back(request(i));
@@ -860,13 +856,13 @@ void mark_oom_kills(Svg& svg, const Scale& x, const Scale& y, const TimeAxis& t,
     for (const std::size_t i : r.oom_kills) {
         if (i >= r.allocations.size() || i >= k.usage.size() || i >= k.timestamps.size()) continue;
         const policy::Allocation& a = r.allocations[i];
-        const double value = (cpu ? a.request.cpu : oom_line(a)) / unit(cpu);
+        const double value = (cpu ? a.request.cpu : policy::oom_line(a)) / unit(cpu);
         const double cx = x(t.at(k.timestamps[i])),
                      cy = std::clamp(y(value), svg.top(), svg.bottom());
         const std::string title = policy + ": OOM kill at " + readable(t.at(k.timestamps[i])) +
                                   " " + t.name() + ", memory " +
                                   readable(k.usage[i].memory / kGiB) + " GiB over its limit " +
-                                  readable(oom_line(a) / kGiB) + " GiB";
+                                  readable(policy::oom_line(a) / kGiB) + " GiB";
         svg.raw("<g class=\"oom-kill\" data-policy=\"" + escape(policy) + "\"><title>" +
                 escape(title) + "</title><circle cx=\"" + px(cx) + "\" cy=\"" + px(cy) +
                 "\" r=\"5.5\" fill=\"#fff\" stroke=\"" + colour + "\" stroke-width=\"2\"/>" +

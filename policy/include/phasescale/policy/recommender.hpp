@@ -35,9 +35,16 @@ struct Sample {
     int known_phase = -1;
 };
 
-// Memory usage above this kills the container: its limit, or its request where none is set.
+// Memory usage above this kills the container: its limit, or its request where none is set (a
+// limit of 0).
+inline double oom_line(const Amount& request, const Amount& limit) {
+    return std::max(request.memory, limit.memory);
+}
+inline double oom_line(const Allocation& a) {
+    return oom_line(a.request, a.limit);
+}
 inline double oom_line(const Sample& s) {
-    return std::max(s.allocated.memory, s.limit.memory);
+    return oom_line(s.allocated, s.limit);
 }
 
 // The memory an OOM-killed container gets at least: what it was given plus min_bytes, or times
