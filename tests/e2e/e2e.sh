@@ -516,11 +516,11 @@ first_resizes_for_memory() {  # the first $1 resizes of the restarted operator: 
     local n=$1
     (( n == 0 )) && return 0
     wait_for 10 resized_at_least "$n" || return 1
-    grep '"msg":"resized"' "$work/operator-2.log" | head -n "$n" | jq -s -e "$JQ_QUANTITY"'
-        def values: capture("cpu (?<cr>[^/]+)/(?<cl>[^,]+), memory (?<mr>[^/]+)/(?<ml>.+)$")
-            | map_values(qty);
-        all(.[]; (.message | split(" -> ") | map(values)) as [$b, $a]
-            | $a.mr > $b.mr and $a.cr >= $b.cr and $a.cl >= $b.cl)' > /dev/null
+    grep '"msg":"resized"' "$work/operator-2.log" | head -n "$n" | jq -s -e "$JQ_RESOURCES"'
+        def resources: capture("cpu (?<cr>[^/]+)/(?<cl>[^,]+), memory (?<mr>[^/]+)/(?<ml>.+)$")
+            | {requests: {cpu: .cr, memory: .mr}, limits: {cpu: .cl, memory: .ml}};
+        all(.[]; (.message | split(" -> ") | map(resources)) as [$b, $a]
+            | $a | memory_at_risk_resize($b))' > /dev/null
 }
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s --stuck-after 5s \
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \

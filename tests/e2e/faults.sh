@@ -277,9 +277,7 @@ check "restart after the kill: the operator leads again once the lease expired" 
 a2_leads=$(date +%s)
 # Resources as the resize set them ($r), or a later resize's for memory at risk, which the cooldown
 # lets through: more memory, no less CPU.
-JQ_AS_RESIZED="$JQ_QUANTITY"'
-    def as_resized($r): . == $r or ((.requests.memory | qty) > ($r.requests.memory | qty)
-        and (.requests.cpu | qty) >= ($r.requests.cpu | qty) and (.limits.cpu | qty) >= ($r.limits.cpu | qty));'
+JQ_AS_RESIZED="$JQ_RESOURCES"' def as_resized($r): . == $r or memory_at_risk_resize($r);'
 kept_as_resized() {
     kubectl get pod "$resized_pod" -n "$app" -o json |
         jq -e --argjson r "$resized_to" "$JQ_AS_RESIZED"' .spec.containers[0].resources | as_resized($r)' > /dev/null
