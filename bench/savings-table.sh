@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The savings table of docs/savings.md from bench/savings.sh's reports: `phase` (the operator's policy)
-# against the VPA (its target at every sample, and as deployed: `vpa-updater`), a recent window, KRR, itself without the model (the ablation) and `perfect`,
+# against the VPA (its target under phasescale's resize rules, and as deployed: `vpa-updater`), a recent window, KRR, itself without the model (the ablation) and `perfect`,
 # with the risk each took.
 # Usage: bash bench/savings-table.sh [DIR]   (default out/savings)
 set -euo pipefail
