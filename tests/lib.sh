@@ -17,12 +17,14 @@ check() {  # check DESCRIPTION COMMAND...: run COMMAND, count and print ok/FAIL
     fi
 }
 # jq functions over container resources as the operator writes them. qty: a quantity ("4104m",
-# "7552Mi", "2") as a number. memory_at_risk_resize($r): whether these resources ({requests,
-# limits}) are what a resize for memory at risk may make of $r within a cooldown: more memory, no
-# less CPU.
+# "7552Mi", "2") as a number. at_risk_resize($r): whether these resources ({requests, limits})
+# are what a resize for a resource at risk may make of $r within a cooldown: more memory or CPU,
+# nothing less.
 JQ_RESOURCES='def qty: capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$")
     | (.n | tonumber) * ({"": 1, "m": 0.001, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824}[.u]);
-def memory_at_risk_resize($r): (.requests.memory | qty) > ($r.requests.memory | qty)
+def at_risk_resize($r): ((.requests.memory | qty) > ($r.requests.memory | qty)
+        or (.requests.cpu | qty) > ($r.requests.cpu | qty))
+    and (.requests.memory | qty) >= ($r.requests.memory | qty)
     and (.requests.cpu | qty) >= ($r.requests.cpu | qty) and (.limits.cpu | qty) >= ($r.limits.cpu | qty);'
 wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds; 1 on timeout
     local deadline=$((SECONDS + $1)); shift

@@ -5,6 +5,20 @@
 #include <cmath>
 
 namespace phasescale::policy {
+namespace {
+
+// `wanted` with no request or limit below `current`'s.
+Allocation no_cut(const Allocation& current, Allocation wanted) {
+    auto keep = [](Amount& w, const Amount& c) {
+        w.cpu = std::max(w.cpu, c.cpu);
+        w.memory = std::max(w.memory, c.memory);
+    };
+    keep(wanted.request, current.request);
+    keep(wanted.limit, current.limit);
+    return wanted;
+}
+
+}  // namespace
 
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change) {
     auto changed = [&](double from, double to) {
@@ -15,10 +29,19 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
            changed(current.request.memory, wanted.request.memory);
 }
 
-bool memory_at_risk(const Sample& sample, double margin) {
-    if (sample.oom_killed) return true;
-    const double line = oom_line(sample);
-    return line > 0 && sample.usage.memory * (1 + std::max(0.0, margin)) >= line;
+PerResource at_risk(const Sample& sample, Margins safety_margins) {
+    const auto within_margin = [](double usage, double margin, double line) {
+        return line > 0 && usage * (1 + std::max(0.0, margin)) >= line;
+    };
+    const double cpu_line = std::max(sample.allocated.cpu, sample.limit.cpu);
+    return {within_margin(sample.usage.cpu, safety_margins.cpu, cpu_line),
+            sample.oom_killed ||
+                within_margin(sample.usage.memory, safety_margins.memory, oom_line(sample))};
+}
+
+PerResource raises(const Amount& current, const Amount& wanted, Margins safety_margins) {
+    return {wanted.cpu > current.cpu * (1 + std::max(0.0, safety_margins.cpu)),
+            wanted.memory > current.memory};
 }
 
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {
@@ -26,8 +49,9 @@ bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_
 }
 
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
-                  bool memory_at_risk, bool more_memory) {
-    return in_cooldown(last_resize, now, cooldown_s) && !(memory_at_risk && more_memory);
+                  PerResource at_risk, PerResource raised) {
+    const bool called_for = (at_risk.cpu && raised.cpu) || (at_risk.memory && raised.memory);
+    return in_cooldown(last_resize, now, cooldown_s) && !called_for;
 }
 
 Actuator::Actuator(Allocation initial, ActuationOptions options)
@@ -46,7 +70,7 @@ const Allocation& Actuator::advance(double now) {
 }
 
 void Actuator::decide(const std::optional<Allocation>& wanted, const Sample& sample) {
-    memory_at_risk_ = memory_at_risk_ || memory_at_risk(sample, options_.memory_margin);
+    at_risk_ |= at_risk(sample, options_.safety_margins);
     decide(wanted);
 }
 
@@ -54,19 +78,17 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
     pending_.push_back(wanted);
 }
 
+// Within the cooldown nothing is cut: only more of a resource at risk goes ahead.
 void Actuator::apply(const Allocation& wanted, double now) {
     Allocation next = constrain(in_force_, wanted.request, options_.bounds);
-    if (in_cooldown(last_resize_, now, options_.cooldown_s)) {  // only more memory goes ahead
-        next.request.cpu = std::max(next.request.cpu, in_force_.request.cpu);
-        next.limit.cpu = std::max(next.limit.cpu, in_force_.limit.cpu);
-    }
+    if (in_cooldown(last_resize_, now, options_.cooldown_s)) next = no_cut(in_force_, next);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
-    if (cooling_down(last_resize_, now, options_.cooldown_s, memory_at_risk_,
-                     next.request.memory > in_force_.request.memory))
+    if (cooling_down(last_resize_, now, options_.cooldown_s, at_risk_,
+                     raises(in_force_.request, next.request, options_.safety_margins)))
         return;
     in_force_ = next;
     last_resize_ = now;
-    memory_at_risk_ = false;
+    at_risk_ = {};
     ++resizes_;
 }
 

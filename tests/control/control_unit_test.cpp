@@ -30,6 +30,7 @@ using control_test::container;
 using control_test::GiB;
 using control_test::make_pod;
 using control_test::MiB;
+const policy::Margins kSafetyMargins{0.1, 0.1};  // the CRD's defaults
 
 json pas(json spec) {
     return {{"apiVersion", "phasescale.io/v1alpha1"},
@@ -437,13 +438,19 @@ TEST_CASE("tracker: memory within the safety margin of the limit is at risk", "[
     ContainerTracker t(model_ptr(), spec);
     TrackerInput in = input(100, 0.3, 1.8 * GiB, 1, 2 * GiB);
     in.limits = {1, 2 * GiB};
-    CHECK_FALSE(t.step(in).memory_at_risk);  // 1.8 x 1.1 < 2
+    CHECK_FALSE(t.step(in).at_risk.memory);  // 1.8 x 1.1 < 2
     in.timestamp = 101;
     in.usage.memory = in.features[1] = 1.85 * GiB;
-    CHECK(t.step(in).memory_at_risk);
+    CHECK(t.step(in).at_risk.memory);
     in.timestamp = 102;
     in.limits.memory = 4 * GiB;  // a limit above the request is the OOM line
-    CHECK_FALSE(t.step(in).memory_at_risk);
+    CHECK_FALSE(t.step(in).at_risk.memory);
+    // CPU alike, against its request (1 core): 0.95 x 1.1 >= 1.
+    in.timestamp = 103;
+    CHECK_FALSE(t.step(in).at_risk.cpu);  // 0.3 cores
+    in.timestamp = 104;
+    in.usage.cpu = in.features[0] = 0.95;
+    CHECK(t.step(in).at_risk.cpu);
 }
 
 TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
@@ -497,21 +504,22 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     ContainerTarget t =
         target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
     PodGate gate;
-    PodDecision d = decide_pod(pod, {t}, 60, gate, 1000);
+    PodDecision d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Resize);
     REQUIRE(d.resized.size() == 1);
     gate.last_resize = 1000;
-    d = decide_pod(pod, {t}, 60, gate, 1030);
+    d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1030);
     CHECK(d.action == Action::Wait);
     CHECK(d.reason == "Cooldown");
-    CHECK(decide_pod(pod, {t}, 60, gate, 1061).action == Action::Resize);
+    CHECK(decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1061).action == Action::Resize);
     ContainerTarget same =
         target_for(*container_resources(pod, "main"), alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
-    CHECK(decide_pod(pod, {same}, 60, gate, 2000).action == Action::None);
+    CHECK(decide_pod(pod, {same}, 60, kSafetyMargins, gate, 2000).action == Action::None);
 }
 
 TEST_CASE(
-    "pod decisions: once memory was at risk, more memory skips the cooldown and nothing else does",
+    "pod decisions: once memory was at risk, more memory skips the cooldown and nothing else does, "
+    "CPU alike, for a raise beyond its margin",
     "[unit]") {
     json pod = make_pod("a");  // requests 1 core, 2 GiB
     const ContainerResources cur = *container_resources(pod, "main");
@@ -519,18 +527,35 @@ TEST_CASE(
     const ContainerTarget more_cpu = target_for(cur, alloc(2, 2 * GiB), ContainerPolicy{}, 0.05);
     PodGate gate;
     gate.last_resize = 1000;
-    CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).reason == "Cooldown");
-    gate.memory_at_risk = true;
-    CHECK(decide_pod(pod, {more_cpu}, 60, gate, 1010).reason == "Cooldown");
-    CHECK(decide_pod(pod, {more_memory}, 60, gate, 1010).action == Action::Resize);
+    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
+    gate.at_risk.memory = true;
+    CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
+    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).action == Action::Resize);
     // Within the cooldown no CPU is cut on the way; after it, as wanted.
     const ContainerTarget less_cpu = target_for(cur, alloc(0.5, 3 * GiB), ContainerPolicy{}, 0.05);
-    const PodDecision d = decide_pod(pod, {less_cpu}, 60, gate, 1010);
+    const PodDecision d = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1010);
     REQUIRE(d.action == Action::Resize);
     CHECK(d.resized[0].wanted.requests.cpu == 1);
     CHECK(d.resized[0].wanted.limits.cpu == 1);
     CHECK(d.resized[0].wanted.requests.memory == 3 * GiB);
-    CHECK(decide_pod(pod, {less_cpu}, 60, gate, 1100).resized[0].wanted.requests.cpu == 0.5);
+    CHECK(decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1100)
+              .resized[0]
+              .wanted.requests.cpu == 0.5);
+
+    // CPU at risk: a raise beyond its margin (1 x 1.1) goes ahead, cutting no memory; one within
+    // it waits.
+    gate.at_risk = {true, false};
+    const ContainerTarget a_little_more_cpu =
+        target_for(cur, alloc(1.1, 2 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(decide_pod(pod, {a_little_more_cpu}, 60, kSafetyMargins, gate, 1010).reason ==
+          "Cooldown");
+    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
+    const ContainerTarget cpu_for_memory = target_for(cur, alloc(2, GiB), ContainerPolicy{}, 0.05);
+    const PodDecision c = decide_pod(pod, {cpu_for_memory}, 60, kSafetyMargins, gate, 1010);
+    REQUIRE(c.action == Action::Resize);
+    CHECK(c.resized[0].wanted.requests.cpu == 2);
+    CHECK(c.resized[0].wanted.requests.memory == 2 * GiB);
+    CHECK(c.resized[0].wanted.limits.memory == 2 * GiB);
 }
 
 TEST_CASE(
@@ -543,17 +568,17 @@ TEST_CASE(
     ContainerTarget main_t = target_for(res[0], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
     ContainerTarget side_t = target_for(res[1], alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
     PodGate gate;
-    PodDecision d = decide_pod(pod, {main_t}, 0, gate, 1000);
+    PodDecision d = decide_pod(pod, {main_t}, 0, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Blocked);
     CHECK(d.reason == "RestartRequired");
-    d = decide_pod(pod, {main_t, side_t}, 0, gate, 1000);
+    d = decide_pod(pod, {main_t, side_t}, 0, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Resize);
     REQUIRE(d.resized.size() == 1);
     CHECK(d.resized[0].name == "side");
     CHECK(d.skipped == std::vector<std::string>{"main"});
     // Only the CPU changes: memory's RestartContainer does not matter.
     ContainerTarget cpu_only = target_for(res[0], alloc(2, 2 * GiB), ContainerPolicy{}, 0.05);
-    CHECK(decide_pod(pod, {cpu_only}, 0, gate, 1000).action == Action::Resize);
+    CHECK(decide_pod(pod, {cpu_only}, 0, kSafetyMargins, gate, 1000).action == Action::Resize);
 }
 
 TEST_CASE("pod decisions: a change of QoS class is never made", "[unit]") {
@@ -564,7 +589,7 @@ TEST_CASE("pod decisions: a change of QoS class is never made", "[unit]") {
     ContainerTarget t =
         target_for(*container_resources(pod, "main"), alloc(0.5, GiB), requests_only, 0.05);
     PodGate gate;
-    PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
+    PodDecision d = decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Blocked);
     CHECK(d.reason == "QoSChange");
     CHECK_THAT(d.message, Contains("Guaranteed") && Contains("Burstable"));
@@ -580,28 +605,28 @@ TEST_CASE("pod decisions: pending or in-progress resizes back off exponentially"
                                     {"reason", "Infeasible"},
                                     {"message", "Node didn't have enough capacity"}}};
     PodGate gate;
-    PodDecision d = decide_pod(pod, {t}, 0, gate, 1000);
+    PodDecision d = decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Blocked);
     CHECK(d.reason == "ResizeInfeasible");
     CHECK_THAT(d.message, Contains("enough capacity"));
     CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
-    decide_pod(pod, {t}, 0, gate, 1001);  // within the backoff: not extended
+    decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1001);  // within the backoff: not extended
     CHECK(gate.backoff_until == 1000 + kBackoffInitialSeconds);
-    decide_pod(pod, {t}, 0, gate, 1006);
+    decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1006);
     CHECK(gate.backoff_until == 1006 + 2 * kBackoffInitialSeconds);
     pod["status"]["conditions"] = {{{"type", "PodResizeInProgress"}, {"status", "True"}}};
-    d = decide_pod(pod, {t}, 0, gate, 1020);
+    d = decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1020);
     CHECK(d.action == Action::Wait);
     CHECK(d.reason == "ResizeInProgress");
     CHECK(gate.backoff_until == 1020 + 4 * kBackoffInitialSeconds);
     // The condition cleared, but the backoff holds until it ends.
     pod["status"].erase("conditions");
-    d = decide_pod(pod, {t}, 0, gate, 1030);
+    d = decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1030);
     CHECK(d.reason == "Backoff");
-    CHECK(decide_pod(pod, {t}, 0, gate, 1041).action == Action::Resize);
+    CHECK(decide_pod(pod, {t}, 0, kSafetyMargins, gate, 1041).action == Action::Resize);
     pod["status"]["conditions"] = {
         {{"type", "PodResizePending"}, {"status", "True"}, {"reason", "Deferred"}}};
-    CHECK(decide_pod(pod, {t}, 0, gate, 2000).reason == "ResizeDeferred");
+    CHECK(decide_pod(pod, {t}, 0, kSafetyMargins, gate, 2000).reason == "ResizeDeferred");
 }
 
 TEST_CASE("backoff: doubles from the initial delay up to the maximum, the level bounded",

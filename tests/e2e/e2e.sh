@@ -509,10 +509,10 @@ check "the operator logs JSON lines" bash -c "head -n 5 '$work/operator.log' | j
 
 # A restarted operator rebuilds its state from the pods' annotations and a range query: its
 # first tick knows every pod's phase (no label falls back to "unknown") and resizes nothing
-# (a pod it finds already sized starts with a cooldown) but a container whose memory is at risk
-# (usage within its safety margin of the limit): more memory, no less CPU.
+# (a pod it finds already sized starts with a cooldown) but a container with a resource at risk
+# (usage within its safety margin of the limit or request): more of it, nothing less.
 resized_at_least() { (( $(grep -c '"msg":"resized"' "$1") >= $2 )); }
-first_resizes_for_memory() {  # LOG N: the first N resizes a restarted operator logged: memory at risk
+first_resizes_at_risk() {  # LOG N: the first N resizes a restarted operator logged: for a risk
     local log=$1 n=$2
     (( n == 0 )) && return 0
     wait_for 10 resized_at_least "$log" "$n" || return 1
@@ -520,7 +520,7 @@ first_resizes_for_memory() {  # LOG N: the first N resizes a restarted operator 
         def resources: capture("cpu (?<cr>[^/]+)/(?<cl>[^,]+), memory (?<mr>[^/]+)/(?<ml>.+)$")
             | {requests: {cpu: .cr, memory: .mr}, limits: {cpu: .cl, memory: .ml}};
         all(.[]; (.message | split(" -> ") | map(resources)) as [$b, $a]
-            | $a | memory_at_risk_resize($b))' > /dev/null
+            | $a | at_risk_resize($b))' > /dev/null
 }
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s --stuck-after 5s \
     --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant" --metrics-addr "127.0.0.1:$metrics_port" \
@@ -530,8 +530,8 @@ bg_pids+=($operator2_pid)
 first_tick() { grep -m1 '"msg":"tick"' "$work/operator-2.log"; }
 if wait_for 30 first_tick; then
     tick_line=$(first_tick)
-    check "restart: the first tick resizes nothing but memory at risk" \
-        first_resizes_for_memory "$work/operator-2.log" "$(jq .resizes <<< "$tick_line")"
+    check "restart: the first tick resizes nothing but for a resource at risk" \
+        first_resizes_at_risk "$work/operator-2.log" "$(jq .resizes <<< "$tick_line")"
     check "restart: the first tick reads the history (range queries)" test "$(jq .prometheus_queries <<< "$tick_line")" -gt 6
     for ns in "${namespaces[@]}"; do
         check "restart: $ns: every pod keeps a phase name label" test "$(labelled_count "$ns")" == 3
@@ -631,8 +631,8 @@ operator3_pid=$!
 bg_pids+=($operator3_pid)
 first_tick3() { grep -m1 '"msg":"tick"' "$work/operator-3.log"; }
 if wait_for 30 first_tick3; then
-    check "SIGKILL and restart: the first tick resizes nothing but memory at risk" \
-        first_resizes_for_memory "$work/operator-3.log" "$(jq .resizes <<< "$(first_tick3)")"
+    check "SIGKILL and restart: the first tick resizes nothing but for a resource at risk" \
+        first_resizes_at_risk "$work/operator-3.log" "$(jq .resizes <<< "$(first_tick3)")"
     check "SIGKILL and restart: every pod keeps its phase label" test "$(labelled_count e2e-inplace)" == 3
 else
     check "SIGKILL and restart: the operator ticks again" false

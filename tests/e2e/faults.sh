@@ -275,14 +275,14 @@ wait_for 30 curl -fsS "http://127.0.0.1:$port_a/readyz" -o /dev/null 2>/dev/null
 # The killed replica never released the lease: the restarted one leads once it expired (15 s).
 check "restart after the kill: the operator leads again once the lease expired" wait_for 40 leading "$port_a"
 a2_leads=$(date +%s)
-# Resources as the resize set them ($r), or a later resize's for memory at risk, which the cooldown
-# lets through: more memory, no less CPU.
-JQ_AS_RESIZED="$JQ_RESOURCES"' def as_resized($r): . == $r or memory_at_risk_resize($r);'
+# Resources as the resize set them ($r), or a later resize's for a resource at risk, which the
+# cooldown lets through: more memory or CPU, nothing less.
+JQ_AS_RESIZED="$JQ_RESOURCES"' def as_resized($r): . == $r or at_risk_resize($r);'
 kept_as_resized() {
     kubectl get pod "$resized_pod" -n "$app" -o json |
         jq -e --argjson r "$resized_to" "$JQ_AS_RESIZED"' .spec.containers[0].resources | as_resized($r)' > /dev/null
 }
-check "restart after the kill: $resized_pod keeps what the resize set (or more memory at risk)" kept_as_resized
+check "restart after the kill: $resized_pod keeps what the resize set (or more for a risk)" kept_as_resized
 check "restart after the kill: the restarted operator writes the status" wait_for 20 some_write \
     '.who == "replica-a" and .what == "phaseautoscalers/status" and .code == 200 and .t > $t' --arg t "$killed_at"
 check "restart after the kill: the status converges (3 pods tracked, Ready, MetricsAvailable, phases as labelled)" \
@@ -376,8 +376,8 @@ stop_pid "$a3_pid"
 writes > "$work/writes.jsonl"
 # The pod resized inside the killed operator's resize: the restarted operator, which knows
 # nothing of that resize, resizes it again no sooner than a cooldown after it took over (or to
-# the same values, or for memory at risk: more memory, no less CPU).
-check "kill inside a resize: no second resize of $resized_pod within a cooldown of the restart (but for memory at risk)" \
+# the same values, or for a resource at risk: more memory or CPU, nothing less).
+check "kill inside a resize: no second resize of $resized_pod within a cooldown of the restart (but for a risk)" \
     jq -s -e --arg p "$resized_pod" --argjson s "$resized_secs" --argjson from "$((a2_leads - 1))" \
     --argjson c "$cooldown" --argjson r "$resized_to" "$JQ_AS_RESIZED"'
     [.[] | select(.what == "pods/resize" and .name == $p and .code == 200 and .secs > $s and .secs < $from + $c)

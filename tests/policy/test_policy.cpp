@@ -640,7 +640,7 @@ TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[polic
     act.advance(0);
     act.decide(guaranteed({1, 2 * GiB}));
     CHECK(act.advance(15).request.memory == 2 * GiB);
-    Sample killed = at(15, 1, 2.5 * GiB, {1, 2 * GiB});
+    Sample killed = at(15, 0.5, 2.5 * GiB, {1, 2 * GiB});  // CPU well within its margin
     killed.oom_killed = true;
     act.decide(guaranteed({2, 2 * GiB}), killed);  // killed, but wants only more CPU: waits
     CHECK(act.advance(30).request.cpu == 1);
@@ -654,7 +654,7 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
           "[policy]") {
     ActuationOptions o = actuation(1, 0.05);
     o.cooldown_s = 60;
-    o.memory_margin = 0.1;
+    o.safety_margins = {0.1, 0.1};
     Actuator act(guaranteed({1, GiB}), o);
     act.advance(0);
     act.decide(guaranteed({1, 2 * GiB}));
@@ -671,12 +671,56 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     CHECK(act.resizes() == 2);
 
     // The OOM line is the limit, the request where there is none.
+    const auto memory_at_risk = [](const Sample& s, double margin) {
+        return at_risk(s, {0, margin}).memory;
+    };
     CHECK(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.1));
     Sample burstable = at(0, 1, 1.85 * GiB, {1, 2 * GiB});
     burstable.limit = {2, 4 * GiB};
     CHECK_FALSE(memory_at_risk(burstable, 0.1));
     CHECK_FALSE(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.05));  // a smaller margin
     CHECK(memory_at_risk(at(0, 1, 2 * GiB, {1, 2 * GiB}), 0));
+}
+
+TEST_CASE(
+    "actuator: CPU usage within its safety margin of the request skips the cooldown for a "
+    "raise beyond the margin",
+    "[policy]") {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    o.safety_margins = {0.1, 0.1};
+    Actuator act(guaranteed({1, 2 * GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({2, 2 * GiB}));
+    CHECK(act.advance(15).request.cpu == 2);
+    // 1.8 cores of 2: 1.8 x 1.1 < 2, the margin holds: the cooldown too.
+    act.decide(guaranteed({3, 2 * GiB}), at(15, 1.8, GiB, {2, 2 * GiB}));
+    CHECK(act.advance(30).request.cpu == 2);
+    // 1.9 cores: the margin is used up. A raise within it (2.2 = 2 x 1.1) still waits.
+    act.decide(guaranteed({2.2, 2 * GiB}), at(30, 1.9, GiB, {2, 2 * GiB}));
+    CHECK(act.advance(45).request.cpu == 2);
+    // Beyond it: now, and cutting nothing (the memory a cut would take stays).
+    act.decide(guaranteed({3, GiB}));
+    CHECK(act.advance(50).request.cpu == 3);
+    CHECK(act.in_force().request.memory == 2 * GiB);
+    CHECK(act.in_force().limit.memory == 2 * GiB);
+    CHECK(act.resizes() == 2);
+    // Within its margin again (2 x 1.1 < 3): the next raise waits for the cooldown.
+    act.decide(guaranteed({4, 2 * GiB}), at(50, 2, GiB, {3, 2 * GiB}));
+    CHECK(act.advance(60).request.cpu == 3);
+
+    // The CPU line is the limit where one is set above the request.
+    const auto cpu_at_risk = [](const Sample& s) { return at_risk(s, {0.1, 0.1}).cpu; };
+    CHECK(cpu_at_risk(at(0, 1.9, GiB, {2, 2 * GiB})));
+    Sample burstable = at(0, 1.9, GiB, {2, 2 * GiB});
+    burstable.limit = {4, 2 * GiB};
+    CHECK_FALSE(cpu_at_risk(burstable));
+    CHECK_FALSE(cpu_at_risk(at(0, 1.8, GiB, {2, 2 * GiB})));
+    // What a resize raises: memory, any more; CPU, more than its margin.
+    const PerResource r = raises({2, 2 * GiB}, {2.2, 2.1 * GiB}, {0.1, 0.1});
+    CHECK_FALSE(r.cpu);
+    CHECK(r.memory);
+    CHECK(raises({2, 2 * GiB}, {2.3, GiB}, {0.1, 0.1}).cpu);
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {

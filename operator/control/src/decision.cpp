@@ -43,13 +43,29 @@ std::string node_of(const json& pod) {
     return kube::string_field(pod, "spec", "nodeName");
 }
 
-// No CPU request or limit below the current one.
-void keep_cpu(ContainerTarget& t) {
+// No request or limit below the current one.
+void cut_nothing(ContainerTarget& t) {
     auto not_lower = [](std::optional<double>& wanted, const std::optional<double>& current) {
         if (wanted && current && *wanted < *current) wanted = current;
     };
     not_lower(t.wanted.requests.cpu, t.current.requests.cpu);
     not_lower(t.wanted.limits.cpu, t.current.limits.cpu);
+    not_lower(t.wanted.requests.memory, t.current.requests.memory);
+    not_lower(t.wanted.limits.memory, t.current.limits.memory);
+}
+
+// The resources the pod's resize raises (policy::raises) in any container worth resizing.
+policy::PerResource raised_by(const std::vector<ContainerTarget>& targets,
+                              policy::Margins safety_margins) {
+    const auto amount = [](const ResourceValues& v) {
+        return policy::Amount{v.cpu.value_or(0), v.memory.value_or(0)};
+    };
+    policy::PerResource raised;
+    for (const ContainerTarget& t : targets)
+        if (t.worth_resizing)
+            raised |= policy::raises(amount(t.current.requests), amount(t.wanted.requests),
+                                     safety_margins);
+    return raised;
 }
 
 }  // namespace
@@ -175,7 +191,8 @@ void back_off(PodGate& gate, double now) {
 }
 
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
-                       double cooldown_seconds, PodGate& gate, double now) {
+                       double cooldown_seconds, policy::Margins safety_margins, PodGate& gate,
+                       double now) {
     PodDecision d;
     const bool wanted = std::any_of(targets.begin(), targets.end(),
                                     [](const ContainerTarget& t) { return t.worth_resizing; });
@@ -213,13 +230,8 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
                     std::to_string(static_cast<int>(std::ceil(gate.backoff_until - now))) + " s";
         return d;
     }
-    const bool more_memory =
-        std::any_of(targets.begin(), targets.end(), [](const ContainerTarget& t) {
-            return t.worth_resizing &&
-                   t.wanted.requests.memory.value_or(0) > t.current.requests.memory.value_or(0);
-        });
-    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.memory_at_risk,
-                             more_memory)) {
+    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.at_risk,
+                             raised_by(targets, safety_margins))) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
         d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) +
@@ -227,11 +239,11 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         return d;
     }
 
-    // Within the cooldown only what the memory risk calls for goes ahead: no CPU is cut.
+    // Within the cooldown only what the risk calls for goes ahead: nothing is cut.
     const bool in_cooldown = policy::in_cooldown(gate.last_resize, now, cooldown_seconds);
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
-        if (in_cooldown) keep_cpu(t);
+        if (in_cooldown) cut_nothing(t);
         if (!t.cpu_changed() && !t.memory_changed()) continue;
         const bool restart =
             (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||

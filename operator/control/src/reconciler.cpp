@@ -829,7 +829,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
             log("warning", "OOM kill seen: memory bumped", {{"container", key}});
             if (ps.resized && hooks_.oom_after_resize) hooks_.oom_after_resize(w.key);
         }
-        if (step.memory_at_risk) ps.gate.memory_at_risk = true;
+        ps.gate.at_risk |= step.at_risk;
         t.phase = step.phase;
         if (step.phase) state.phases_seen.insert(*step.phase);
         if (step.recommendation) {
@@ -884,11 +884,13 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const std::string resize_key = "resize/" + pod_key;
     if (spec.mode == Mode::InPlace && options_.in_place_available && !reading.targets.empty() &&
         !writes_.busy(resize_key)) {
-        PodDecision d = decide_pod(pod, reading.targets, spec.cooldown_seconds, ps.gate, now);
+        PodDecision d =
+            decide_pod(pod, reading.targets, spec.cooldown_seconds,
+                       {spec.cpu.safety_margin, spec.memory.safety_margin}, ps.gate, now);
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
             ps.gate.last_resize = now;  // the cooldown runs from the decision
-            ps.gate.memory_at_risk = false;
+            ps.gate.at_risk = {};
             ++summary.resizes;
             writes_.submit(
                 resize_key,

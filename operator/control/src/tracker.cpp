@@ -70,7 +70,7 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
                                    const AutoscalerSpec& spec, double label_hold_seconds)
     : model_(std::move(model)),
       recommender_(*model_, phase_options(spec)),
-      memory_margin_(spec.memory.safety_margin),
+      safety_margins_{spec.cpu.safety_margin, spec.memory.safety_margin},
       shown_(label_hold_seconds) {}
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {
@@ -111,7 +111,7 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     ++samples_;
     out.observed = true;
     out.oom_killed = s.oom_killed;
-    out.memory_at_risk = policy::memory_at_risk(s, memory_margin_);
+    out.at_risk = policy::at_risk(s, safety_margins_);
     out.phase = recommender_.phase();
     if (out.phase && out.phase != before) {
         out.phase_changed = true;

@@ -1,8 +1,8 @@
 #pragma once
 // When a recommendation takes effect, and as what: after an actuation delay, only when it changes
 // a request in force by more than a minimum fraction, never within the cooldown of the last
-// resize (unless memory was at risk since then and the change gives more memory, cutting no CPU: a
-// container that crash-loops cannot wait, nor one whose usage has used up its margin), within the
+// resize (unless it gives more to a resource at risk since then, and cuts nothing: a container
+// that crash-loops cannot wait, nor one whose usage has used up its margin), within the
 // container's bounds and controlled values (limits follow the pod's QoS). Counts the resizes. The
 // operator applies the same rules to live pods.
 
@@ -22,8 +22,8 @@ struct ActuationOptions {
     double min_change = 0.05;
     // Seconds (of trace time) after a resize before the next one (cooldownSeconds).
     double cooldown_s = 0;
-    // The memory safetyMargin: usage within it of the OOM line puts memory at risk.
-    double memory_margin = 0.1;
+    // The safetyMargins: usage that has used up its margin puts the resource at risk (at_risk).
+    Margins safety_margins{0.1, 0.1};
     ContainerBounds bounds;
 };
 
@@ -48,26 +48,33 @@ private:
     std::deque<std::optional<Allocation>> pending_;
     std::size_t resizes_ = 0;
     std::optional<double> last_resize_;
-    bool memory_at_risk_ = false;  // since the last resize
+    PerResource at_risk_;  // since the last resize
 };
 
 // True when `wanted` differs from `current` by more than `min_change` in either request.
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change);
 
-// True when a sample puts memory at risk: the container was OOM-killed, or its memory usage is
-// within `margin` (the memory safetyMargin) of the OOM line, i.e. at or above the limit (the
-// request where none is set) / (1 + margin). A ramp that has used up the margin is one step from
-// a kill; the next resize cannot wait a cooldown.
-bool memory_at_risk(const Sample& sample, double margin);
+// The resources a sample puts at risk, by the autoscaler's safety margins (one below 0 counts as
+// 0). Memory: the container was OOM-killed, or its usage x (1 + margin) reaches the OOM line (the
+// limit, the request where none is set): a ramp that has used up the margin is one step from a
+// kill. CPU: its usage is above the request x (1 + margin), throttled past the headroom asked for
+// (a phase that needs more began). Either way the next resize cannot wait a cooldown.
+PerResource at_risk(const Sample& sample, Margins safety_margins);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);
 
-// True while a resize must wait for the cooldown of the last one; a resize that gives more memory
-// after memory was at risk since the last resize does not wait. Such a resize within the cooldown
-// must cut no CPU (the cooldown holds back all but what the risk calls for): the Actuator and
-// control::decide_pod keep CPU then.
+// The resources a resize from the `current` requests to the `wanted` ones raises, as far as a risk
+// is concerned: memory, any more; CPU, more than its safety margin. A CPU raise within the margin
+// is the estimate's own wobble (a quantile times (1 + margin) moves with every sample) and can wait
+// for the cooldown; a throttled container whose phase needs more than that cannot.
+PerResource raises(const Amount& current, const Amount& wanted, Margins safety_margins);
+
+// True while a resize must wait for the cooldown of the last one: within it, only a resize that
+// raises (`raises`) a resource at risk since the last resize goes ahead. Such a resize cuts
+// nothing (the cooldown holds back all but what the risk calls for): the Actuator and
+// control::decide_pod keep every request and limit from going down then.
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
-                  bool memory_at_risk, bool more_memory);
+                  PerResource at_risk, PerResource raised);
 
 }  // namespace phasescale::policy

@@ -62,6 +62,17 @@ struct Margins {
     double memory = 0;
 };
 
+// Per resource of a container: whether it is at risk, or whether a resize gives it more.
+struct PerResource {
+    bool cpu = false;
+    bool memory = false;
+    PerResource& operator|=(PerResource o) {
+        cpu = cpu || o.cpu;
+        memory = memory || o.memory;
+        return *this;
+    }
+};
+
 class Recommender {
 public:
     virtual ~Recommender() = default;

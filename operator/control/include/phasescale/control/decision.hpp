@@ -73,9 +73,8 @@ private:
 // cannot do) a resize.
 struct PodGate {
     std::optional<double> last_resize;  // unix seconds
-    // Memory was at risk since (an OOM kill, or usage within the safety margin of the OOM line):
-    // more memory skips the cooldown.
-    bool memory_at_risk = false;
+    // The resources at risk since (policy::at_risk): more of them skips the cooldown.
+    policy::PerResource at_risk;
     int backoff_level = 0;
     double backoff_until = 0;
 };
@@ -107,11 +106,13 @@ struct PodDecision {
 
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
-// gives some container more memory after an OOM kill goes ahead (policy::Actuator's rule).
-// A resize cut to the node says so in its message; a container that wants more than its node
-// gives while nothing is worth resizing is Blocked, NodeCapacity.
+// raises a resource at risk since the last resize goes ahead, cutting nothing (policy::Actuator's
+// rule, `safety_margins` the autoscaler's). A resize cut to the node says so in its message; a
+// container that wants more than its node gives while nothing is worth resizing is Blocked,
+// NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
-                       double cooldown_seconds, PodGate& gate, double now);
+                       double cooldown_seconds, policy::Margins safety_margins, PodGate& gate,
+                       double now);
 
 // The body for pods/<name>/resize (strategic merge): requests, and limits for RequestsAndLimits,
 // of the controlled resources, as quantity strings.

@@ -68,9 +68,10 @@ struct TrackerStep {
     // "not_positive", "too_large", "above_node"; empty otherwise.
     std::string rejected;
     bool oom_killed = false;  // a new OOM kill was seen in this sample
-    // That kill, or memory usage within the safety margin of the OOM line (policy::memory_at_risk):
-    // more memory need not wait for the cooldown.
-    bool memory_at_risk = false;
+    // The resources this sample put at risk (policy::at_risk: that kill, or usage within the
+    // safety margin of the OOM line or of the CPU request): more of them need not wait for the
+    // cooldown.
+    policy::PerResource at_risk;
     bool phase_changed = false;
     std::optional<int> phase;                          // the stable phase after this sample
     std::optional<policy::Allocation> recommendation;  // nothing when skipped or not known yet
@@ -100,7 +101,7 @@ private:
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
-    double memory_margin_;  // the spec's memory safetyMargin
+    policy::Margins safety_margins_;  // the spec's
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
