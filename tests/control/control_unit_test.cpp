@@ -530,7 +530,9 @@ TEST_CASE(
     CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
     gate.at_risk.memory = true;
     CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
-    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).action == Action::Resize);
+    const PodDecision m = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
+    CHECK(m.action == Action::Resize);
+    CHECK_THAT(m.message, Contains("(within the cooldown: memory at risk)"));
     // Within the cooldown no CPU is cut on the way; after it, as wanted.
     const ContainerTarget less_cpu = target_for(cur, alloc(0.5, 3 * GiB), ContainerPolicy{}, 0.05);
     const PodDecision d = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1010);
@@ -538,9 +540,9 @@ TEST_CASE(
     CHECK(d.resized[0].wanted.requests.cpu == 1);
     CHECK(d.resized[0].wanted.limits.cpu == 1);
     CHECK(d.resized[0].wanted.requests.memory == 3 * GiB);
-    CHECK(decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1100)
-              .resized[0]
-              .wanted.requests.cpu == 0.5);
+    const PodDecision after = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1100);
+    CHECK(after.resized[0].wanted.requests.cpu == 0.5);
+    CHECK_THAT(after.message, !Contains("within the cooldown"));
 
     // CPU at risk: a raise beyond its margin (1 x 1.1) goes ahead, cutting no memory; one within
     // it waits.
@@ -556,6 +558,7 @@ TEST_CASE(
     CHECK(c.resized[0].wanted.requests.cpu == 2);
     CHECK(c.resized[0].wanted.requests.memory == 2 * GiB);
     CHECK(c.resized[0].wanted.limits.memory == 2 * GiB);
+    CHECK_THAT(c.message, Contains("(within the cooldown: CPU at risk)"));
 }
 
 TEST_CASE(

@@ -519,7 +519,8 @@ first_resizes_at_risk() {  # LOG N: the first N resizes a restarted operator log
     grep '"msg":"resized"' "$log" | head -n "$n" | jq -s -e "$JQ_RESOURCES"'
         def resources: capture("cpu (?<cr>[^/]+)/(?<cl>[^,]+), memory (?<mr>[^/]+)/(?<ml>.+)$")
             | {requests: {cpu: .cr, memory: .mr}, limits: {cpu: .cl, memory: .ml}};
-        all(.[]; (.message | split(" -> ") | map(resources)) as [$b, $a]
+        all(.[]; (.message | sub(" [(]within the cooldown: .*$"; "") | split(" -> ") | map(resources))
+                as [$b, $a]
             | $a | at_risk_resize($b))' > /dev/null
 }
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s --stuck-after 5s \

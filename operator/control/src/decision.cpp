@@ -54,6 +54,12 @@ void cut_nothing(ContainerTarget& t) {
     not_lower(t.wanted.limits.memory, t.current.limits.memory);
 }
 
+// Why a resize goes ahead within the cooldown, for its message: the resources at risk.
+std::string why_now(policy::PerResource at_risk) {
+    if (at_risk.cpu && at_risk.memory) return "CPU and memory at risk";
+    return at_risk.cpu ? "CPU at risk" : "memory at risk";
+}
+
 // The resources the pod's resize raises (policy::raises) in any container worth resizing.
 policy::PerResource raised_by(const std::vector<ContainerTarget>& targets,
                               policy::Margins safety_margins) {
@@ -287,6 +293,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         for (const std::string& s : d.skipped) d.message += " " + s;
         d.message += ")";
     }
+    if (in_cooldown) d.message += " (within the cooldown: " + why_now(gate.at_risk) + ")";
     return d;
 }
 
