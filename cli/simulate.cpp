@@ -137,7 +137,7 @@ void apply_autoscaler(const control::AutoscalerSpec& spec, const CLI::App& app,
     p.margins = from_spec.margins;
     unless_given("--min-change", s.actuation.min_change, spec.min_change);
     unless_given("--cooldown", s.actuation.cooldown_s, static_cast<double>(spec.cooldown_seconds));
-    s.actuation.safety_margins = {spec.cpu.safety_margin, spec.memory.safety_margin};
+    s.actuation.safety_margins = control::safety_margins(spec);
     unless_given("--horizon", p.horizon_s,
                  s.actuation.cooldown_s);  // as phase_options() does for the operator
     s.actuation.bounds = control::container_bounds(spec.policy_for("*"));

@@ -884,9 +884,8 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
     const std::string resize_key = "resize/" + pod_key;
     if (spec.mode == Mode::InPlace && options_.in_place_available && !reading.targets.empty() &&
         !writes_.busy(resize_key)) {
-        PodDecision d =
-            decide_pod(pod, reading.targets, spec.cooldown_seconds,
-                       {spec.cpu.safety_margin, spec.memory.safety_margin}, ps.gate, now);
+        PodDecision d = decide_pod(pod, reading.targets, spec.cooldown_seconds,
+                                   safety_margins(spec), ps.gate, now);
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
             ps.gate.last_resize = now;  // the cooldown runs from the decision

@@ -8,11 +8,15 @@
 
 namespace phasescale::control {
 
+policy::Margins safety_margins(const AutoscalerSpec& spec) {
+    return {spec.cpu.safety_margin, spec.memory.safety_margin};
+}
+
 policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
     policy::PhaseOptions o;
     o.cpu_quantile = spec.cpu.quantile;
     o.memory_quantile = spec.memory.quantile;
-    o.margins = {spec.cpu.safety_margin, spec.memory.safety_margin};
+    o.margins = safety_margins(spec);
     o.cpu_target = spec.cpu.target_fulfilment;
     o.debounce = spec.debounce_samples;
     o.proactive = spec.proactive;
@@ -70,7 +74,7 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
                                    const AutoscalerSpec& spec, double label_hold_seconds)
     : model_(std::move(model)),
       recommender_(*model_, phase_options(spec)),
-      safety_margins_{spec.cpu.safety_margin, spec.memory.safety_margin},
+      safety_margins_(safety_margins(spec)),
       shown_(label_hold_seconds) {}
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {

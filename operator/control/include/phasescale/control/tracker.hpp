@@ -17,6 +17,10 @@ namespace phasescale::control {
 // The recommender's options for a spec: quantiles, margins, debounce, proactive.
 policy::PhaseOptions phase_options(const AutoscalerSpec& spec);
 
+// The spec's safetyMargins (CPU, memory): what the estimates are multiplied by, and how near the
+// line usage puts a resource at risk (policy::at_risk).
+policy::Margins safety_margins(const AutoscalerSpec& spec);
+
 // Why usage read from Prometheus cannot be real, or "" when it can: infinite ("non_finite"),
 // zero or negative ("not_positive"), more than any node has ("too_large"), more than the
 // container's node has (`node_capacity`, when known: "above_node"). NaN is missing data, not a
