@@ -320,10 +320,10 @@ Command add_simulate_command(CLI::App& parent) {
         ->type_name("QUANTITY");
     app->add_option("--target-fulfilment", o.target_fulfilment,
                     "Calibrate each policy's safety margins on the training executions, to compare "
-                    "policies at equal "
-                    "risk: CPU to this fulfilment, memory to no more OOM kills than the VPA at its "
-                    "defaults (default 0: "
-                    "no calibration, each policy's own settings)")
+                    "policies at equal risk: phase's to this CPU fulfilment and no more OOM kills "
+                    "than the VPA at its defaults; the others' to the risk phase reached (less, "
+                    "when its margins cannot go below 0) (default 0: no calibration, each "
+                    "policy's own settings)")
         ->check(CLI::Range(0.0, 0.999999));
     app->add_option("--train-fraction", o.train_fraction,
                     "Hold out executions: this share trains, the rest is scored")

@@ -140,6 +140,11 @@ Score replay_all(const std::string& policy, const PolicyFactory& factory,
     return total;
 }
 
+// The operator's policy is calibrated within what a PhaseAutoscaler accepts (margins >= 0).
+double lowest_margin(const std::string& policy) {
+    return policy == "phase" || policy == "phase-no-model" ? 0.0 : -0.95;
+}
+
 }  // namespace
 
 Calibration calibrate(
@@ -223,6 +228,37 @@ double Report::reduction(const std::string& policy, const std::string& baseline,
     return base > 0 ? 1 - pick(p->second.score) / base : std::nan("");
 }
 
+namespace {
+
+// What equal risk means on one fold's calibration executions. `asked`: CPU at the target
+// fulfilment, memory at no more OOM kills than the VPA at its defaults. The operator's policy
+// cannot go below a margin of 0, so it may reach less risk than asked; the others are then held to
+// what it reached (`reached`), else they would be compared taking more risk than it takes.
+struct EqualRisk {
+    RiskTarget asked, reached;
+    std::optional<Calibration> phase;  // when `phase` is replayed
+};
+
+EqualRisk equal_risk(
+    const std::vector<std::string>& policies, const PolicyFactory& factory,
+    const std::vector<const Container*>& containers,
+    const std::function<std::vector<const Container*>(const Container&)>& warm_history,
+    double target_fulfilment, const PolicySettings& settings) {
+    EqualRisk risk;
+    risk.asked = {target_fulfilment, replay_all("vpa", factory, containers, warm_history,
+                                                settings.vpa.margins, settings.actuation)
+                                         .oom_kills};
+    risk.reached = risk.asked;
+    if (std::find(policies.begin(), policies.end(), "phase") == policies.end()) return risk;
+    risk.phase = calibrate("phase", factory, containers, warm_history, risk.asked,
+                           settings.actuation, lowest_margin("phase"));
+    risk.reached = {std::max(risk.asked.cpu_fulfilment, risk.phase->cpu_fulfilment),
+                    std::min(risk.asked.oom_kills, risk.phase->oom_kills)};
+    return risk;
+}
+
+}  // namespace
+
 Report run_experiment(const model::Trace& trace, const ModelSource& model_source,
                       const ExperimentOptions& o) {
     if (o.target_fulfilment < 0 || o.target_fulfilment >= 1)
@@ -270,27 +306,26 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
         const std::size_t first_result = report.containers.size();
         for (const Container* c : held_out)
             report.containers.push_back({*c, static_cast<int>(f), {}});
-        // The memory budget of equal risk: the VPA's OOM kills at its defaults on the same
-        // executions.
-        RiskTarget target{o.target_fulfilment, 0};
-        if (o.target_fulfilment > 0)
-            target.oom_kills = replay_all("vpa", factory, calibration_set, warm_history,
-                                          o.settings.vpa.margins, o.settings.actuation)
-                                   .oom_kills;
+        const std::optional<EqualRisk> risk =
+            o.target_fulfilment > 0 ? std::optional<EqualRisk>(
+                                          equal_risk(report.policies, factory, calibration_set,
+                                                     warm_history, o.target_fulfilment, o.settings))
+                                    : std::nullopt;
         for (const std::string& name : report.policies) {
             PolicyResult& result = report.results[name];
-            // The operator's policy is calibrated within what a PhaseAutoscaler accepts (margins >=
-            // 0).
-            const double lowest = name == "phase" || name == "phase-no-model" ? 0.0 : -0.95;
             // vpa-updater keeps the VPA's defaults: its margin also moves the bounds, and so when
             // the updater acts at all, which no VPA setting does.
-            const bool calibrated = o.target_fulfilment > 0 && name != "vpa-updater";
-            const policy::Margins margins =
-                calibrated ? calibrate(name, factory, calibration_set, warm_history, target,
-                                       o.settings.actuation, lowest)
-                                 .margins
-                           : o.settings.default_margins(name);
-            if (calibrated) result.oom_budgets.push_back(target.oom_kills);
+            const bool calibrated = risk && name != "vpa-updater";
+            policy::Margins margins = o.settings.default_margins(name);
+            if (calibrated && name == "phase") {
+                margins = risk->phase->margins;
+                result.targets.push_back(risk->asked);
+            } else if (calibrated) {
+                margins = calibrate(name, factory, calibration_set, warm_history, risk->reached,
+                                    o.settings.actuation, lowest_margin(name))
+                              .margins;
+                result.targets.push_back(risk->reached);
+            }
             result.margins.push_back(margins);
             for (std::size_t i = 0; i < held_out.size(); ++i) {
                 auto recommender =

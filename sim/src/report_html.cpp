@@ -225,9 +225,14 @@ std::string lead_paragraph(const Report& r) {
     o << " through " << r.policies.size() << " policies. ";
     if (target > 0) {
         o << "Each policy's safety margins were calibrated "
-          << (r.split ? "on the training executions" : "on the same executions") << " to <b>"
-          << percent(target, 0)
-          << " fulfilment</b>, so the policies are compared at equal fulfilment.";
+          << (r.split ? "on the training executions" : "on the same executions")
+          << ", so the policies are compared at equal risk: " << (has(r, "phase") ? "phase's" : "")
+          << " to <b>" << percent(target, 0)
+          << " CPU fulfilment</b> and no more OOM kills than vpa at its defaults";
+        if (has(r, "phase"))
+            o << " (margins never below 0, as a PhaseAutoscaler's), the others' to the "
+                 "fulfilment and OOM kills phase reached";
+        o << ".";
     } else {
         o << "Margins were not calibrated: each policy ran with its default margins.";
     }

@@ -63,6 +63,10 @@ json report_json(const Report& r) {
         j["cpu"]["margin"] = cpu_margin;
         j["memory"]["margin"] = memory_margin;
         j["margins_per_fold"] = per_fold;
+        json targets = json::array();
+        for (const RiskTarget& t : p.targets)
+            targets.push_back({{"cpu_fulfilment", t.cpu_fulfilment}, {"oom_kills", t.oom_kills}});
+        j["calibration_targets_per_fold"] = targets;
         json reduction = json::object();
         for (const char* baseline : kBaselines) {
             if (r.results.count(baseline) == 0) continue;

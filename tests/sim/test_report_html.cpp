@@ -177,7 +177,9 @@ TEST_CASE("the HTML report is one self-contained page with every section", "[rep
     // The headline names the setting.
     CHECK(html.find("8 held-out executions") != std::string::npos);
     CHECK(html.find("2 folds") != std::string::npos);
-    CHECK(html.find("95% fulfilment") != std::string::npos);
+    CHECK(html.find("95% CPU fulfilment") != std::string::npos);
+    CHECK(html.find("the others' to the fulfilment and OOM kills phase reached") !=
+          std::string::npos);
 }
 
 TEST_CASE("the HTML report is deterministic and escapes ids wherever they appear", "[report]") {

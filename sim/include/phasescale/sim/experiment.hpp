@@ -99,9 +99,9 @@ std::vector<Fold> split_executions(std::size_t executions, double train_fraction
 
 struct ExperimentOptions {
     std::vector<std::string> policies = kPolicies;
-    // Calibration to equal risk: CPU to this fulfilment (0: no calibration, each policy's own
-    // margins), memory to no more OOM kills than the VPA at its upstream defaults on the same
-    // training executions.
+    // Calibration to equal risk (0: none, each policy's own margins): `phase` to CPU at this
+    // fulfilment and memory at no more OOM kills than the VPA at its upstream defaults on the same
+    // training executions; every other policy to the risk `phase` reached there.
     double target_fulfilment = 0;
     double train_fraction = 0;
     int folds = 0;
@@ -122,7 +122,7 @@ struct TradeoffPoint {
 
 struct PolicyResult {
     Score score;                           // over all held-out executions
-    std::vector<std::size_t> oom_budgets;  // per fold, when calibrated
+    std::vector<RiskTarget> targets;       // per fold, what calibration aimed at
     std::vector<policy::Margins> margins;  // per fold
     std::vector<TradeoffPoint> tradeoff;
 };
