@@ -376,6 +376,15 @@ Command add_simulate_command(CLI::App& parent) {
            "--first-resize-samples", s.phase.first_resize_samples,
            "Phase policy: samples of its own a container is observed for before its first resize")
         ->check(CLI::Range(0, 1000000));
+    app->add_option("--throttle-growth", s.phase.throttle_growth,
+                    "Phase policy: after a sample throttled at the CPU limit, CPU at least this "
+                    "factor times that limit until the phase changes (0: off)")
+        ->check(CLI::Range(0.0, 1000.0));
+    app->add_flag_callback(
+        "--cpu-uncapped", [&s] { s.actuation.cpu_capped_at_limit = false; },
+        "Policies observe the trace's CPU demand above the CPU limit, as on KWOK nodes, "
+        "which run no cgroups (default: usage stops at the limit and the rest is "
+        "throttled, as the kubelet reports it)");
     app->add_option("--cpu-target", s.phase.cpu_target,
                     "Phase policy: CPU target fulfilment its margins adapt to online (0: off)")
         ->check(CLI::Range(0.0, 0.999));

@@ -108,7 +108,8 @@ void PhaseRecommender::enter(int phase) {
     if (stable_ != phase) {
         stable_ = phase;
         visit_samples_ = 0;
-        oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
+        oom_floor_ = 0;       // an OOM bump holds for the visit in which it happened
+        throttle_floor_ = 0;  // so does a throttled sample's
     }
 }
 
@@ -121,7 +122,7 @@ void PhaseRecommender::remember(int phase, Amount usage) {
 // misses say nothing about the margin.
 void PhaseRecommender::adapt(const Sample& s) {
     if (options_.cpu_target > 0 && last_cpu_) {
-        const double missed = s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+        const double missed = throttled_ || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
         adapted_.cpu =
             std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
                        kLowestAdaptedMargin, kHighestAdaptedMargin);
@@ -136,6 +137,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     latest_seen_ = sample.timestamp;
     latest_usage_ = sample.usage;
     cpu_in_force_ = sample.allocated.cpu;
+    throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
     memory_in_force_ = sample.allocated.memory;
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
@@ -147,6 +149,9 @@ void PhaseRecommender::observe(const Sample& sample) {
     if (sample.oom_killed) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
+    throttle_floor_ =
+        throttled_ ? options_.throttle_growth * std::max(sample.allocated.cpu, sample.limit.cpu)
+                   : 0;
 }
 
 // The raw phase of the sample, and the stable phase after the debounce.
@@ -292,14 +297,16 @@ double PhaseRecommender::usage_floor(double usage, double headroom, double margi
     return usage * (1 + headroom) * (1 + std::max(0.0, margin));
 }
 
-// One step from the requests in force at most (step_bounded); memory never below an OOM bump
+// One step from the requests in force at most (step_bounded); CPU never below a throttled
+// sample's bump, memory never below an OOM bump
 // nor below the latest usage plus the margin: a bound that held memory under what the container
 // already uses would kill it for sure. Every recommendation passes here, the operator's and the
 // simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
     const double used =
         usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
-    const double cpu = step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep);
+    const double cpu =
+        std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
     return guaranteed({young() ? std::max(cpu, cpu_in_force_) : cpu,
                        std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep),
                                  oom_floor_, used})});

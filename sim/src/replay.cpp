@@ -97,6 +97,20 @@ bool Scorer::add(double timestamp, const policy::Amount& usage, const policy::Al
     return oom_killed;
 }
 
+namespace {
+
+// What the policy sees of sample `s`: CPU usage up to the limit, the rest throttled, as the
+// kubelet reports a container with a CPU limit (the trace holds demand).
+policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
+    if (cpu_capped_at_limit && s.limit.cpu > 0 && s.usage.cpu > s.limit.cpu) {
+        s.usage.cpu = s.limit.cpu;
+        s.cpu_throttled = 1;
+    }
+    return s;
+}
+
+}  // namespace
+
 Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
               const policy::ActuationOptions& actuation) {
     policy::ActuationOptions options = actuation;
@@ -129,7 +143,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
         if (s.oom_killed) r.oom_kills.push_back(t);
 
-        recommender.observe(s);
+        recommender.observe(as_observed(s, options.cpu_capped_at_limit));
         if (causal) actuator.decide(recommender.recommend(nullptr), s);
     }
     r.score = scorer.score();

@@ -455,9 +455,10 @@ trim_from=$(awk -v w="$operator_ready" -v s="${starts%%,*}" -v sp="$speed" 'BEGI
 awk -F, -v OFS=, -v d="$trim_from" 'NR == 1 { print; next } !($2 in f) { f[$2] = $1 } $1 >= f[$2] + d { $5 = "2"; $6 = "4294967296"; print }' \
     "$work/trace.csv" > "$work/trace-from-operator.csv"
 # The same PhaseAutoscaler for the replay, its cooldown in trace time (the replay runs SPEED
-# trace seconds per wall second).
+# trace seconds per wall second). KWOK's pods run no cgroups: the operator read the trace's CPU
+# above the limits, unthrottled, so the replay sees it too (--cpu-uncapped).
 trainers_autoscaler e2e-inplace InPlace $((3 * speed)) > "$work/autoscaler.yaml"
-"$cli" simulate --trace "$work/trace-from-operator.csv" --policy phase --autoscaler "$work/autoscaler.yaml" \
+"$cli" simulate --trace "$work/trace-from-operator.csv" --policy phase --autoscaler "$work/autoscaler.yaml" --cpu-uncapped \
     --json "$work/simulate.json" --allocations "$work/simulate-allocations.csv" > /dev/null
 awk -F, -v OFS=, 'NR == 1 { print "id,index,timestamp,cpu,memory"; next } { print $2, $3, $4, $5, $6 }' \
     "$work/simulate-allocations.csv" > "$work/sim.csv"

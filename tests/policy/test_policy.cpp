@@ -849,3 +849,41 @@ TEST_CASE("phase: a step held back by the bound is no miss for the CPU margin", 
     REQUIRE(a);
     CHECK(a->request.cpu <= 3 * 1.1 + 1e-9);
 }
+
+TEST_CASE("phase: a sample throttled at the CPU limit asks for throttle_growth times the limit",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.cpu_target = 0.95;  // throttled in more than 5% of its periods: usage is below demand
+    o.adapt_samples = 0;  // the model's statistics: phase 0's CPU p95 is 0.6
+    o.throttle_growth = 1.5;
+    double t = 0;
+    std::vector<double> features;
+    auto observe = [&](PhaseRecommender& r, double cpu, double throttled) {
+        Sample s = at(t += 15, cpu, 0.5 * GiB, {1, GiB});
+        s.limit = {1, GiB};
+        s.cpu_throttled = throttled;
+        features = {cpu, 0.5 * GiB};
+        s.features = features.data();
+        r.observe(s);
+        return r.recommend(nullptr).value_or(Allocation{}).request.cpu;
+    };
+    PhaseRecommender r(m, o);
+    observe(r, 0.5, 0);
+    CHECK(observe(r, 0.5, 0) == Approx(0.6));  // phase 0's p95
+    CHECK(observe(r, 1, 0.5) == Approx(1.5));  // at its limit of 1, throttled: 1.5 x the limit
+    CHECK(observe(r, 1, 0.04) < 1.5);          // throttled within the target's 5%: no growth
+    CHECK(observe(r, 1, 0.5) == Approx(1.5));
+    CHECK(observe(r, 0.5, 0) < 1.5);  // not throttled any more: usage is demand again
+
+    // A throttled sample is a miss for the online CPU margin, whatever the usage shows.
+    o.throttle_growth = 0;
+    PhaseRecommender missed(m, o), met(m, o);
+    for (PhaseRecommender* x : {&missed, &met}) {
+        observe(*x, 0.5, 0);
+        observe(*x, 0.5, 0);
+    }
+    observe(missed, 0.55, 1);
+    observe(met, 0.55, 0);
+    CHECK(observe(missed, 0.5, 0) > observe(met, 0.5, 0));
+}

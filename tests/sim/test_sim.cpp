@@ -80,16 +80,58 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
     CHECK(r.score.resizes == 0);
     REQUIRE(r.allocations.size() == 4);
 
-    // A window of one sample follows usage one sample late: resizes whenever usage changes.
+    // A window of one sample follows usage one sample late: resizes whenever usage changes. On
+    // KWOK-like nodes (no cgroups) it sees the 3 cores wanted above the limit of 1.
     policy::WindowOptions w;
     w.samples = 1;
+    policy::ActuationOptions uncapped;
+    uncapped.cpu_capped_at_limit = false;
     policy::WindowRecommender follow(w);
-    const Replay f = replay(c, follow, true, {});
+    const Replay f = replay(c, follow, true, uncapped);
     CHECK(f.allocations[0].request.cpu == 2);  // the original allocation until the first decision
     CHECK(f.allocations[1].request.cpu == 1);
     CHECK(f.allocations[2].request.cpu == 3);
     CHECK(f.allocations[3].request.cpu == 1);
     CHECK(f.score.resizes == 3);
+    // As the kubelet runs it, usage stops at the limit: the window sees 1 core and stays there,
+    // and the 2 cores more that were wanted are scored as unmet.
+    policy::WindowRecommender capped(w);
+    const Replay k = replay(c, capped, true, {});
+    CHECK(k.allocations[2].request.cpu == 1);
+    CHECK(k.allocations[3].request.cpu == 1);
+    CHECK(k.score.resizes == 2);  // down to 1 core and 1 GiB, then up to 3 GiB
+    CHECK(k.score.cpu.used == Approx(r.score.cpu.used));  // scored on demand
+    CHECK(k.score.cpu.shortfall == Approx(2 * 20));
+}
+
+TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the throttling", "[sim]") {
+    struct Recording : policy::Recommender {
+        std::vector<policy::Sample> seen;
+        void observe(const policy::Sample& s) override { seen.push_back(s); }
+        std::optional<policy::Allocation> recommend(const policy::Sample*) override {
+            return std::nullopt;
+        }
+    };
+    Container c;
+    c.timestamps = {0, 10, 20};
+    c.usage = {{1, 1 * GiB}, {3, 1 * GiB}, {2, 1 * GiB}};
+    c.original = {2, 2 * GiB};
+    Recording capped;
+    replay(c, capped, true, {});
+    REQUIRE(capped.seen.size() == 3);
+    CHECK(capped.seen[0].usage.cpu == 1);
+    CHECK(capped.seen[0].cpu_throttled == 0);
+    CHECK(capped.seen[1].usage.cpu == 2);  // 3 wanted, 2 allowed
+    CHECK(capped.seen[1].cpu_throttled == 1);
+    CHECK(capped.seen[2].usage.cpu == 2);  // at the limit, not above it
+    CHECK(capped.seen[2].cpu_throttled == 0);
+    CHECK(capped.seen[1].usage.memory == 1 * GiB);
+    policy::ActuationOptions kwok;
+    kwok.cpu_capped_at_limit = false;
+    Recording uncapped;
+    replay(c, uncapped, true, kwok);
+    CHECK(uncapped.seen[1].usage.cpu == 3);
+    CHECK(uncapped.seen[1].cpu_throttled == 0);
 }
 
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",

@@ -256,7 +256,8 @@ cp "$out/score-cmp-vpa-metrics-server.json" "$out/score-cmp-vpa.json"
 # The VPA's requests over time against `simulate --policy vpa-updater` (the recommender and the
 # updater's rules, its loop 60 s) on the same input, from the same start: the changes of each
 # (the live ones of trainer-0; the updater gives all pods of the workload the same target).
-"$cli" simulate --trace "$out/metrics-server-cmp-vpa.csv" --policy vpa-updater --static-cpu "$start_cpu" \
+# KWOK's pods run no cgroups: metrics-server served CPU above the limits (--cpu-uncapped).
+"$cli" simulate --trace "$out/metrics-server-cmp-vpa.csv" --policy vpa-updater --cpu-uncapped --static-cpu "$start_cpu" \
     --static-memory "$start_mem" --json "$work/updater.json" --allocations "$out/simulated-vpa-updater.csv" > /dev/null
 awk -F, '$1 == "vpa-updater" && ($5 != c || $6 != m) {c = $5; m = $6; printf "[%s,%s,%s]\n", $4, $5, $6}' \
     "$out/simulated-vpa-updater.csv" | jq -s . > "$work/updater-changes.json"

@@ -25,6 +25,10 @@ struct ActuationOptions {
     // The safetyMargins: usage that has used up its margin puts the resource at risk (at_risk).
     Margins safety_margins{0.1, 0.1};
     ContainerBounds bounds;
+    // As the kubelet runs a container: CPU usage stops at the CPU limit and the rest is throttled,
+    // so a replayed policy observes usage capped there and the throttled share. false: it observes
+    // the trace's demand above the limit (KWOK nodes, which run no cgroups, report it).
+    bool cpu_capped_at_limit = true;
 };
 
 class Actuator {

@@ -77,6 +77,11 @@ struct PhaseOptions {
     std::size_t recent_samples = 32;
     // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
     OomBump oom_bump;
+    // After a sample throttled at the CPU limit (more than 1 - cpu_target of its periods; any,
+    // without a target): CPU at least this factor times that limit until the phase changes. Usage
+    // stops at the limit, so how much more the container wants cannot be seen; the request grows
+    // geometrically until it is no longer throttled. 0: off.
+    double throttle_growth = 1.5;
     // Columns of the model's statistics that hold CPU and memory usage.
     std::string cpu_column = "cpu.usage.cores";
     std::string memory_column = "mem.working.set";
@@ -136,6 +141,8 @@ private:
     std::vector<Ring<Amount>> seen_in_phase_;
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
     double oom_floor_ = 0;
+    double throttle_floor_ = 0;       // CPU after a throttled sample (throttle_growth)
+    bool throttled_ = false;          // the latest sample was throttled
     Margins adapted_;                 // added to the margins by the online risk targets
     std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
 };

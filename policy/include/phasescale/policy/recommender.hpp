@@ -27,6 +27,9 @@ struct Sample {
     Amount usage;          // CPU cores in use, memory working set
     Amount allocated;      // the request in force while this sample was taken
     Amount limit;          // the limit in force (0: none)
+    // The share of the sample's CPU periods throttled at the CPU limit (0 to 1). Usage cannot go
+    // above the limit, so a throttled sample's CPU usage is a lower bound of its demand.
+    double cpu_throttled = 0;
     bool oom_killed =
         false;  // the container was OOM-killed during this sample (usage crossed the limit)
     // The phase model's features of this sample (raw, model order), for `phase`; may be null.
