@@ -453,6 +453,35 @@ TEST_CASE("tracker: memory within the safety margin of the limit is at risk", "[
     CHECK(t.step(in).at_risk.cpu);
 }
 
+TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
+    ContainerTracker t(model_ptr(), spec);
+    // A Guaranteed container pinned at its 1 core: usage cannot show what it wants.
+    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+    in.limits = {1, 2 * GiB};
+    std::optional<policy::Allocation> last;
+    for (int i = 0; i < 6; ++i) {
+        in.timestamp = 100 + 15 * i;
+        last = t.step(in).recommendation;
+    }
+    REQUIRE(last);
+    CHECK(last->request.cpu < 1.5);  // no throttling known: its usage plus the margin at most
+    in.timestamp += 15;
+    in.cpu_throttled = 0.4;  // 40% of its CFS periods throttled
+    const TrackerStep throttled = t.step(in);
+    CHECK(throttled.at_risk.cpu);
+    REQUIRE(throttled.recommendation);
+    CHECK(throttled.recommendation->request.cpu >= 1.5);  // the policy's growth, 1.5 x the limit
+    // No answer from Prometheus (NaN), or a share out of range, is not taken as throttling.
+    for (double share : {std::nan(""), -1.0}) {
+        in.timestamp += 15;
+        in.cpu_throttled = share;
+        const TrackerStep s = t.step(in);
+        REQUIRE(s.recommendation);
+        CHECK(s.recommendation->request.cpu < 1.5);
+    }
+}
+
 TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
     ContainerResources cur{"main", {1.0, 2 * GiB}, {1.0, 2 * GiB}};
     ContainerPolicy p;

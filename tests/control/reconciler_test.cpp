@@ -252,7 +252,7 @@ TEST_CASE("tick: a new pod is labelled, annotated and counted in the status", "[
     TickSummary s = loop.tick();
     CHECK(s.autoscalers == 1);
     CHECK(s.pods_tracked == 1);
-    CHECK(s.prometheus_queries == 2);
+    CHECK(s.prometheus_queries == 3);  // CPU, memory and the CPU throttled share
     for (const std::string& step : kTickSteps) CHECK(s.step_seconds.count(step) == 1);
     CHECK(loop.count("patch") == 1);
     CHECK(loop.label("a") == "unknown");  // the model needs a few samples of history first

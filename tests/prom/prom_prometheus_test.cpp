@@ -836,6 +836,31 @@ std::optional<double> number(const nlohmann::json& j) {
 
 }  // namespace
 
+TEST_CASE("the default throttled-share query reads cAdvisor's CFS counters", "[prometheus]") {
+    PromEnv& e = env();
+    RecommendState state(e);  // train-0 throttled in a quarter of its CFS periods
+    Client client = client_for(e);
+    const auto window = rate_window(2s, 1s);
+    auto share = [](const FeatureSnapshot& snap, const std::string& pod) {
+        const auto it = snap.values.find({"prom-rec", pod, "main"});
+        return it == snap.values.end() || it->second.size() != 3 ? std::nan("") : it->second[2];
+    };
+    FeatureQueries queries;  // as the operator asks
+    queries.set_template(kThrottledFeature, kDefaultThrottledTemplate);
+    FeatureSnapshot snap;
+    // Until Prometheus has scraped the growing counters over a whole window.
+    const bool counted = wait_until(
+        [&] {
+            snap = read_features(client, queries, {"prom-rec"}, window);
+            return share(snap, "train-0") > 0 && std::isfinite(share(snap, "solo"));
+        },
+        kDataTimeout, 250ms);
+    REQUIRE(counted);
+    CHECK(snap.failures.empty());
+    CHECK(share(snap, "train-0") == Approx(0.25).margin(0.01));
+    CHECK(share(snap, "solo") == 0);  // counted, never throttled
+}
+
 TEST_CASE("phasescale recommend: what the policy gives on the history, beside requests and risks",
           "[prometheus]") {
     namespace control = phasescale::control;

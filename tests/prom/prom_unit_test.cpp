@@ -213,6 +213,13 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
           R"(max by (namespace, pod, container) ()"
           R"(container_memory_working_set_bytes{namespace="team-a", container!="", )"
           R"(container!="POD"}))");
+    q.set_template(kThrottledFeature, kDefaultThrottledTemplate);  // as the operator does
+    CHECK(q.render("cpu.throttled.share", "team-a", 60s) ==
+          R"(sum by (namespace, pod, container) (rate()"
+          R"(container_cpu_cfs_throttled_periods_total{namespace="team-a", container!="", )"
+          R"(container!="POD"}[60s])) / sum by (namespace, pod, container) (rate()"
+          R"(container_cpu_cfs_periods_total{namespace="team-a", container!="", )"
+          R"(container!="POD"}[60s])))");
     CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);
 }
 

@@ -81,12 +81,14 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
     };
     std::vector<std::optional<std::size_t>> columns;
     for (const std::string& f : tracker.model().features) columns.push_back(column(f));
-    const auto cpu = column(prom::kCpuFeature), memory = column(prom::kMemoryFeature);
+    const auto cpu = column(prom::kCpuFeature), memory = column(prom::kMemoryFeature),
+               throttled = column(prom::kThrottledFeature);
     for (const auto& [t, row] : rows) {
         TrackerInput in;
         in.timestamp = static_cast<double>(t) / 1000.0;
         for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
         in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
+        in.cpu_throttled = throttled ? row[*throttled] : kNaN;
         in.allocated = {resources.requests.cpu.value_or(0), resources.requests.memory.value_or(0)};
         in.limits = {resources.limits.cpu.value_or(0), resources.limits.memory.value_or(0)};
         const ContainerRestarts r = container_restarts(pod, resources.name);
@@ -484,6 +486,7 @@ Columns columns_for(const prom::FeatureSnapshot& snap, const model::PhaseModel& 
     for (const std::string& f : model.features) c.features.push_back(column(f));
     c.cpu = column(std::string(prom::kCpuFeature));
     c.memory = column(std::string(prom::kMemoryFeature));
+    c.throttled = column(std::string(prom::kThrottledFeature));
     return c;
 }
 
@@ -507,6 +510,7 @@ TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& col
         if (!complete) in.features.clear();
         if (columns.cpu) in.usage.cpu = row->second[*columns.cpu];
         if (columns.memory) in.usage.memory = row->second[*columns.memory];
+        if (columns.throttled) in.cpu_throttled = row->second[*columns.throttled];
     }
     in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
                     c.requests.memory.value_or(c.limits.memory.value_or(0))};
@@ -648,6 +652,9 @@ void Reconciler::plan_queries(NamespacePass& pass) {
     for (Work& w : pass.work) {
         if (!w.parsed.ok() || !w.refused.empty() || !w.model.model || w.pods.empty()) continue;
         prom::FeatureQueries& q = pass.queries[w.parsed.spec.prometheus_url];
+        const std::vector<std::string> defaults = q.features();
+        if (std::find(defaults.begin(), defaults.end(), prom::kThrottledFeature) == defaults.end())
+            q.set_template(prom::kThrottledFeature, prom::kDefaultThrottledTemplate);
         try {
             for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries)
                 q.set_template(feature, tmpl);

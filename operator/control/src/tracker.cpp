@@ -1,5 +1,6 @@
 #include "phasescale/control/tracker.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <phasescale/model/phase_names.hpp>
@@ -103,6 +104,8 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     s.usage = in.usage;
     s.allocated = in.allocated;
     s.limit = in.limits;
+    // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
+    s.cpu_throttled = std::isfinite(in.cpu_throttled) ? std::clamp(in.cpu_throttled, 0.0, 1.0) : 0;
     s.features = in.features.data();
     // An OOM kill counts once: when the restart count grows and the last termination says so.
     // What happened before the container was first seen is not ours to react to.

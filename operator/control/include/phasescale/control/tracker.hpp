@@ -60,6 +60,7 @@ struct TrackerInput {
     policy::Amount usage;          // NaN: missing
     policy::Amount allocated;      // the container's current requests
     policy::Amount limits;         // and limits (0: none)
+    double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
     // The capacity of the pod's node (none: not known); usage beyond it is rejected.

@@ -24,6 +24,9 @@ namespace phasescale::prom {
 // The canonical feature names (the trace columns of model/README.md).
 inline constexpr std::string_view kCpuFeature = "cpu.usage.cores";
 inline constexpr std::string_view kMemoryFeature = "mem.working.set";
+// Not a model feature: the share of CPU periods throttled at the CPU limit, which tells the
+// policy that usage (capped at the limit) is less than the container wants.
+inline constexpr std::string_view kThrottledFeature = "cpu.throttled.share";
 
 // CPU cores used, averaged over the window.
 inline constexpr std::string_view kDefaultCpuTemplate =
@@ -33,6 +36,13 @@ inline constexpr std::string_view kDefaultCpuTemplate =
 inline constexpr std::string_view kDefaultMemoryTemplate =
     R"(max by (namespace, pod, container) (container_memory_working_set_bytes{)"
     R"(namespace="{namespace}", container!="", container!="POD"}))";
+// Throttled CFS periods over all CFS periods in the window (cAdvisor's counters, kept only for a
+// container with a CPU limit; none without one).
+inline constexpr std::string_view kDefaultThrottledTemplate =
+    R"(sum by (namespace, pod, container) (rate(container_cpu_cfs_throttled_periods_total{)"
+    R"(namespace="{namespace}", container!="", container!="POD"}[{window}])) / )"
+    R"(sum by (namespace, pod, container) (rate(container_cpu_cfs_periods_total{)"
+    R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
 
 // rate() needs a few scrapes in its window, and a tick longer than that must not skip usage:
 // the window is max(kScrapesPerWindow * scrape_interval, tick).
@@ -53,7 +63,8 @@ struct FeatureQuery {
 
 class FeatureQueries {
 public:
-    // The defaults: kCpuFeature and kMemoryFeature, in that order.
+    // The defaults: kCpuFeature and kMemoryFeature, in that order (the operator adds
+    // kThrottledFeature; a trace or a model has no use for it).
     FeatureQueries();
     // Throws ConfigError for an empty list, a duplicate feature or a bad template.
     explicit FeatureQueries(std::vector<FeatureQuery> queries);
