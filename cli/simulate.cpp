@@ -378,7 +378,7 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0, 1000000));
     app->add_option("--throttle-growth", s.phase.throttle_growth,
                     "Phase policy: after a sample throttled at the CPU limit, CPU at least this "
-                    "factor times that limit until the phase changes (0: off)")
+                    "factor times that limit (0: off)")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_flag_callback(
         "--cpu-uncapped", [&s] { s.actuation.cpu_capped_at_limit = false; },

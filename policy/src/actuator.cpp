@@ -34,9 +34,10 @@ PerResource at_risk(const Sample& sample, Margins safety_margins) {
         return line > 0 && usage * (1 + std::max(0.0, margin)) >= line;
     };
     const double cpu_line = std::max(sample.allocated.cpu, sample.limit.cpu);
-    return {within_margin(sample.usage.cpu, safety_margins.cpu, cpu_line),
-            sample.oom_killed ||
-                within_margin(sample.usage.memory, safety_margins.memory, oom_line(sample))};
+    return {
+        sample.cpu_throttled > 0 || within_margin(sample.usage.cpu, safety_margins.cpu, cpu_line),
+        sample.oom_killed ||
+            within_margin(sample.usage.memory, safety_margins.memory, oom_line(sample))};
 }
 
 PerResource raises(const Amount& current, const Amount& wanted, Margins safety_margins) {

@@ -108,8 +108,7 @@ void PhaseRecommender::enter(int phase) {
     if (stable_ != phase) {
         stable_ = phase;
         visit_samples_ = 0;
-        oom_floor_ = 0;       // an OOM bump holds for the visit in which it happened
-        throttle_floor_ = 0;  // so does a throttled sample's
+        oom_floor_ = 0;  // an OOM bump holds for the visit in which it happened
     }
 }
 

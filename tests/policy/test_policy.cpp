@@ -716,6 +716,10 @@ TEST_CASE(
     burstable.limit = {4, 2 * GiB};
     CHECK_FALSE(cpu_at_risk(burstable));
     CHECK_FALSE(cpu_at_risk(at(0, 1.8, GiB, {2, 2 * GiB})));
+    // Throttled at its limit in some of its periods: at risk, whatever its average usage.
+    burstable.usage.cpu = 1;
+    burstable.cpu_throttled = 0.2;
+    CHECK(cpu_at_risk(burstable));
     // What a resize raises: memory, any more; CPU, more than its margin.
     const PerResource r = raises({2, 2 * GiB}, {2.2, 2.1 * GiB}, {0.1, 0.1});
     CHECK_FALSE(r.cpu);

@@ -61,9 +61,10 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
 // The resources a sample puts at risk, by the autoscaler's safety margins (one below 0 counts as
 // 0). Memory: the container was OOM-killed, or its usage x (1 + margin) reaches the OOM line (the
 // limit, the request where none is set): a ramp that has used up the margin is one step from a
-// kill. CPU: its usage x (1 + margin) reaches the request (the limit, where that is higher): the
-// headroom asked for is used up, and a phase that needs more may have begun. Either way the next
-// resize that raises it (`raises`) cannot wait a cooldown.
+// kill. CPU: it was throttled at its limit, or its usage x (1 + margin) reaches the request (the
+// limit, where that is higher): the headroom asked for is used up, and a phase that needs more may
+// have begun (usage averaged over a sample can stay below a limit that bursts hit). Either way the
+// next resize that raises it (`raises`) cannot wait a cooldown.
 PerResource at_risk(const Sample& sample, Margins safety_margins);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).

@@ -78,9 +78,10 @@ struct PhaseOptions {
     // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
     OomBump oom_bump;
     // After a sample throttled at the CPU limit (more than 1 - cpu_target of its periods; any,
-    // without a target): CPU at least this factor times that limit until the phase changes. Usage
-    // stops at the limit, so how much more the container wants cannot be seen; the request grows
-    // geometrically until it is no longer throttled. 0: off.
+    // without a target): CPU at least this factor times that limit. Usage stops at the limit, so
+    // how much more the container wants cannot be seen; the request grows geometrically while it
+    // is throttled (held for a whole visit, as the OOM bump is, it cost AI4DL both traces 2.8x
+    // the CPU: bench/savings.sh). 0: off.
     double throttle_growth = 1.5;
     // Columns of the model's statistics that hold CPU and memory usage.
     std::string cpu_column = "cpu.usage.cores";
