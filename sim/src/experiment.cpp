@@ -50,6 +50,10 @@ Container make_container(const model::Trace& trace, const model::Execution& e,
         if (!c.usage.empty()) c.original = c.usage.front();
     }
     c.features = model::model_features(phase_model, trace, e);
+    const auto cpu_feature =
+        std::find(phase_model.features.begin(), phase_model.features.end(), columns.cpu);
+    if (cpu_feature != phase_model.features.end())
+        c.cpu_feature = cpu_feature - phase_model.features.begin();
     c.known_phases = model::predict_phases(phase_model, c.features).phases;
     return c;
 }

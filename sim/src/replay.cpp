@@ -99,12 +99,18 @@ bool Scorer::add(double timestamp, const policy::Amount& usage, const policy::Al
 
 namespace {
 
-// What the policy sees of sample `s`: CPU usage up to the limit, the rest throttled, as the
-// kubelet reports a container with a CPU limit (the trace holds demand).
-policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
-    if (cpu_capped_at_limit && s.limit.cpu > 0 && s.usage.cpu > s.limit.cpu) {
-        s.usage.cpu = s.limit.cpu;
-        s.cpu_throttled = 1;
+// What the policy sees of sample `s` of `c`: CPU usage up to the limit, the rest throttled, as the
+// kubelet reports a container with a CPU limit (the trace holds demand); the model's CPU feature
+// alike, copied into `features`.
+policy::Sample as_observed(policy::Sample s, const Container& c, bool cpu_capped_at_limit,
+                           std::vector<double>& features) {
+    if (!cpu_capped_at_limit || !(s.limit.cpu > 0) || s.usage.cpu <= s.limit.cpu) return s;
+    s.usage.cpu = s.limit.cpu;
+    s.cpu_throttled = 1;
+    if (s.features != nullptr && c.cpu_feature) {
+        features.assign(s.features, s.features + c.features.cols());
+        features[static_cast<std::size_t>(*c.cpu_feature)] = s.limit.cpu;
+        s.features = features.data();
     }
     return s;
 }
@@ -128,6 +134,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     Replay r;
     r.allocations.reserve(c.usage.size());
     Scorer scorer(initial);
+    std::vector<double> observed_features;
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;
         s.timestamp = c.timestamps[t];
@@ -143,7 +150,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
         if (s.oom_killed) r.oom_kills.push_back(t);
 
-        recommender.observe(as_observed(s, options.cpu_capped_at_limit));
+        recommender.observe(as_observed(s, c, options.cpu_capped_at_limit, observed_features));
         if (causal) actuator.decide(recommender.recommend(nullptr), s);
     }
     r.score = scorer.score();

@@ -107,7 +107,11 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
 TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the throttling", "[sim]") {
     struct Recording : policy::Recommender {
         std::vector<policy::Sample> seen;
-        void observe(const policy::Sample& s) override { seen.push_back(s); }
+        std::vector<std::vector<double>> features;  // copied: a sample's may not outlive it
+        void observe(const policy::Sample& s) override {
+            seen.push_back(s);
+            features.emplace_back(s.features, s.features + 2);
+        }
         std::optional<policy::Allocation> recommend(const policy::Sample*) override {
             return std::nullopt;
         }
@@ -116,6 +120,9 @@ TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the thr
     c.timestamps = {0, 10, 20};
     c.usage = {{1, 1 * GiB}, {3, 1 * GiB}, {2, 1 * GiB}};
     c.original = {2, 2 * GiB};
+    c.features.resize(3, 2);
+    c.features << 1, 0.5, 3, 0.5, 2, 0.5;  // the model's features: CPU, and another
+    c.cpu_feature = 0;
     Recording capped;
     replay(c, capped, true, {});
     REQUIRE(capped.seen.size() == 3);
@@ -126,12 +133,15 @@ TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the thr
     CHECK(capped.seen[2].usage.cpu == 2);  // at the limit, not above it
     CHECK(capped.seen[2].cpu_throttled == 0);
     CHECK(capped.seen[1].usage.memory == 1 * GiB);
+    CHECK(capped.features[1] == std::vector<double>{2, 0.5});  // the CPU feature capped too
+    CHECK(capped.features[2] == std::vector<double>{2, 0.5});
     policy::ActuationOptions kwok;
     kwok.cpu_capped_at_limit = false;
     Recording uncapped;
     replay(c, uncapped, true, kwok);
     CHECK(uncapped.seen[1].usage.cpu == 3);
     CHECK(uncapped.seen[1].cpu_throttled == 0);
+    CHECK(uncapped.features[1] == std::vector<double>{3, 0.5});
 }
 
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",

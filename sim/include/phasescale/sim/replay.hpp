@@ -6,6 +6,7 @@
 #include <phasescale/policy/actuator.hpp>
 #include <phasescale/policy/recommender.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct Container {
     // `static` policy; without one in the trace, the first sample's usage (has_original false).
     policy::Amount original;
     bool has_original = true;
-    model::Matrix features;         // the phase model's features, raw, one row per sample
+    model::Matrix features;  // the phase model's features, raw, one row per sample
+    // The column of `features` that is CPU usage, if the model reads it: capped at the limit with
+    // the usage a policy observes, as the operator reads it.
+    std::optional<Eigen::Index> cpu_feature;
     std::vector<int> known_phases;  // phases with the whole trace known, for `oracle`
 };
 
