@@ -359,7 +359,7 @@ TEST_CASE("at equal risk the other policies are held to the risk the operator's 
     auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
     ExperimentOptions o;
     o.folds = 3;
-    o.target_fulfilment = 0.9;
+    o.target_fulfilment = 0.6;
     o.policies = {"phase", "vpa", "vpa-updater", "window"};
     o.tradeoff_margins = {};
     const Report r = run_experiment(
@@ -374,14 +374,14 @@ TEST_CASE("at equal risk the other policies are held to the risk the operator's 
         INFO("fold " << f);
         // phase is asked for the target itself; with margins >= 0 it may reach less risk, and
         // then the others are held to that.
-        CHECK(phase.targets[f].cpu_fulfilment == 0.9);
-        CHECK(vpa.targets[f].cpu_fulfilment >= 0.9);
+        CHECK(phase.targets[f].cpu_fulfilment == 0.6);
+        CHECK(vpa.targets[f].cpu_fulfilment >= 0.6);
         CHECK(vpa.targets[f].oom_kills <= phase.targets[f].oom_kills);
         CHECK(window.targets[f].cpu_fulfilment == vpa.targets[f].cpu_fulfilment);
         CHECK(window.targets[f].oom_kills == vpa.targets[f].oom_kills);
-        held_tighter = held_tighter || vpa.targets[f].cpu_fulfilment > 0.9;
+        held_tighter = held_tighter || vpa.targets[f].cpu_fulfilment > 0.6;
     }
-    // On these alternating phases phase at a margin of 0 meets more than 90% of CPU demand.
+    // On these alternating phases phase at a margin of 0 meets more than 60% of CPU demand.
     CHECK(held_tighter);
     const nlohmann::json j = report_json(r);
     CHECK(j["policies"]["vpa"]["calibration_targets_per_fold"][0]["cpu_fulfilment"] ==
