@@ -136,8 +136,9 @@ void PhaseRecommender::observe(const Sample& sample) {
     latest_seen_ = sample.timestamp;
     latest_usage_ = sample.usage;
     cpu_in_force_ = sample.allocated.cpu;
-    throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
     memory_in_force_ = sample.allocated.memory;
+    // Throttled in more periods than the CPU target allows: its usage is less than it wants.
+    throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);
@@ -297,10 +298,9 @@ double PhaseRecommender::usage_floor(double usage, double headroom, double margi
 }
 
 // One step from the requests in force at most (step_bounded); CPU never below a throttled
-// sample's bump, memory never below an OOM bump
-// nor below the latest usage plus the margin: a bound that held memory under what the container
-// already uses would kill it for sure. Every recommendation passes here, the operator's and the
-// simulator's alike.
+// sample's growth; memory never below an OOM bump nor below the latest usage plus the margin: a
+// bound that held memory under what the container already uses would kill it for sure. Every
+// recommendation passes here, the operator's and the simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
     const double used =
         usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
