@@ -139,6 +139,8 @@ void PhaseRecommender::observe(const Sample& sample) {
     memory_in_force_ = sample.allocated.memory;
     // Throttled in more periods than the CPU target allows: its usage is less than it wants.
     throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
+    constrained_ = throttled_ || sample.oom_killed ||
+                   sample.usage.memory * (1 + std::max(0.0, memory_margin())) >= oom_line(sample);
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);
@@ -191,13 +193,22 @@ void PhaseRecommender::follow_phase(const Sample& sample) {
 }
 
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
-    const std::optional<Amount> want = estimate(next);
-    if (!want || observed_ < options_.first_resize_samples) return std::nullopt;
+    std::optional<Amount> want = estimate(next);
+    const bool early = !want || observed_ < options_.first_resize_samples;
+    // Throttled, OOM-killed or within its memory margin of the OOM line before its first resize
+    // (it started below what it uses), a container does not wait for samples or a phase: its own
+    // samples are the estimate, and nothing is cut on so few.
+    if (early && !constrained_) return std::nullopt;
+    if (early) want = own_quantiles(seen_recently_);
+    if (!want) return std::nullopt;  // nothing observed yet
     const Amount sized = size(*want);
     // The CPU margin adapts to what the estimate missed, not to what the step bound held back:
     // else a bounded step would count as a miss and inflate the margin for good.
     last_cpu_ = sized.cpu;
-    return provision(sized);
+    const Allocation a = provision(sized);
+    if (!early) return a;
+    return guaranteed(
+        {std::max(a.request.cpu, cpu_in_force_), std::max(a.request.memory, memory_in_force_)});
 }
 
 // What the container is expected to use next, before margins and floors.

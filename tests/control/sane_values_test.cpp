@@ -136,21 +136,29 @@ TEST_CASE("tracker: a container is first resized after its own samples, not on t
     const policy::PhaseOptions options = phase_options(spec);
     REQUIRE(options.first_resize_samples > 1);
     REQUIRE(options.max_growth > 1);
-    // 2.2 cores and 3 GiB in use, a small request in force (0.1 core, 256 MiB).
-    auto sample = [](double t) {
+    // 2.2 cores and 3 GiB in use, a small CPU request in force (0.1 core, no limit), 4 GiB.
+    auto sample = [](double t, double memory_in_force) {
         TrackerInput in = input(t, 2.2, 3 * GiB);
-        in.allocated = in.limits = {0.1, 0.25 * GiB};
+        in.allocated = {0.1, memory_in_force};
+        in.limits = {0, memory_in_force};
         return in;
     };
     for (std::size_t i = 1; i < options.first_resize_samples; ++i)
-        CHECK_FALSE(t.step(sample(100.0 + i)).recommendation);
-    const TrackerStep s = t.step(sample(200));
+        CHECK_FALSE(t.step(sample(100.0 + i, 4 * GiB)).recommendation);
+    const TrackerStep s = t.step(sample(200, 4 * GiB));
     REQUIRE(s.recommendation);
-    // One step: at most max_growth times what is in force, though usage and the phase want more;
-    // but memory never below what the container already uses plus the margin (3 GiB over a
-    // 256 MiB limit is a kill for sure).
+    // One step: at most max_growth times what is in force, though usage and the phase want more.
     CHECK(s.recommendation->request.cpu == Approx(0.1 * options.max_growth));
-    CHECK(s.recommendation->request.memory == Approx(3 * GiB * (1 + spec.memory.safety_margin)));
+
+    // Memory at risk does not wait for samples (3 GiB over a 256 MiB limit is a kill for sure),
+    // and never goes below what the container already uses plus the margin, whatever the bound.
+    ContainerTracker at_risk(
+        std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
+    const TrackerStep first = at_risk.step(sample(100, 0.25 * GiB));
+    REQUIRE(first.recommendation);
+    CHECK(first.recommendation->request.memory ==
+          Approx(3 * GiB * (1 + spec.memory.safety_margin)));
+    CHECK(first.recommendation->request.cpu >= 0.1);  // nothing cut on one sample
 }
 
 TEST_CASE("targets: every recommendation is clamped to the ceiling, limits too", "[unit]") {

@@ -340,7 +340,7 @@ TEST_CASE("phase: in no known phase, its own quantiles over its recent samples a
     PhaseRecommender r(m, o);
     Feed feed{r};
     // About 1 core is far from both centroids: every sample is in no known phase.
-    CHECK(!feed(1.0, 3 * GiB));  // no history yet
+    CHECK(!feed(1.0, 3 * GiB, false, {4, 8 * GiB}));  // no history yet
     feed(1.0, 3 * GiB);
     feed(1.1, 2 * GiB);
     feed(1.05, 1 * GiB);
@@ -773,8 +773,10 @@ TEST_CASE("phase: a container is first resized only after samples of its own", "
     o.first_resize_samples = 5;
     PhaseRecommender r(m, o);
     Feed feed{r};
-    for (int i = 1; i < 5; ++i) CHECK_FALSE(feed(2.2, 3 * GiB));  // phase 1 known from sample 2 on
-    CHECK(feed(2.2, 3 * GiB));
+    // Within what it has: one that starts below what it uses does not wait (the last test).
+    for (int i = 1; i < 5; ++i)
+        CHECK_FALSE(feed(2.2, 3 * GiB, false, {4, 8 * GiB}));  // phase 1 known from sample 2 on
+    CHECK(feed(2.2, 3 * GiB, false, {4, 8 * GiB}));
     PhaseOptions invalid;
     invalid.max_growth = 0.5;
     CHECK_THROWS_AS(PhaseRecommender(m, invalid), model::InputError);
@@ -890,4 +892,36 @@ TEST_CASE("phase: a sample throttled at the CPU limit asks for throttle_growth t
     observe(missed, 0.55, 1);
     observe(met, 0.55, 0);
     CHECK(observe(missed, 0.5, 0) > observe(met, 0.5, 0));
+}
+
+TEST_CASE("phase: a container that starts below what it uses is resized before its first phase",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o;  // the first resize waits for 4 samples of its own
+    o.margins = {0.1, 0.1};
+    o.cpu_target = 0.95;
+    std::vector<double> features;
+    auto first = [&](double cpu, double throttled, double memory) {
+        PhaseRecommender r(m, o);
+        Sample s = at(15, cpu, memory, {0.5, GiB});
+        s.limit = {0.5, GiB};
+        s.cpu_throttled = throttled;
+        features = {cpu, memory};
+        s.features = features.data();
+        r.observe(s);
+        return r.recommend(nullptr);
+    };
+    // Comfortable: it waits for samples of its own.
+    CHECK_FALSE(first(0.3, 0, 0.3 * GiB));
+    // Throttled at its 0.5 cores: 1.5x that now, and the memory it has kept (no cut on one
+    // sample).
+    const std::optional<Allocation> throttled = first(0.5, 1, 0.3 * GiB);
+    REQUIRE(throttled);
+    CHECK(throttled->request.cpu == Approx(0.75));
+    CHECK(throttled->request.memory == GiB);
+    // Memory within its margin of the limit (0.95 x 1.1 >= 1 GiB): more memory now, CPU kept.
+    const std::optional<Allocation> memory = first(0.3, 0, 0.95 * GiB);
+    REQUIRE(memory);
+    CHECK(memory->request.memory == Approx(0.95 * GiB * 1.1));
+    CHECK(memory->request.cpu == 0.5);
 }
