@@ -5,9 +5,7 @@
 #include <cmath>
 
 namespace phasescale::policy {
-namespace {
 
-// `wanted` with no request or limit below `current`'s.
 Allocation no_cut(const Allocation& current, Allocation wanted) {
     auto keep = [](Amount& w, const Amount& c) {
         w.cpu = std::max(w.cpu, c.cpu);
@@ -17,8 +15,6 @@ Allocation no_cut(const Allocation& current, Allocation wanted) {
     keep(wanted.limit, current.limit);
     return wanted;
 }
-
-}  // namespace
 
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change) {
     auto changed = [&](double from, double to) {

@@ -1,4 +1,5 @@
 #include <phasescale/model/error.hpp>
+#include <phasescale/policy/actuator.hpp>
 #include <phasescale/policy/phase.hpp>
 
 #include <algorithm>
@@ -206,9 +207,7 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     // else a bounded step would count as a miss and inflate the margin for good.
     last_cpu_ = sized.cpu;
     const Allocation a = provision(sized);
-    if (!early) return a;
-    return guaranteed(
-        {std::max(a.request.cpu, cpu_in_force_), std::max(a.request.memory, memory_in_force_)});
+    return early ? no_cut(guaranteed({cpu_in_force_, memory_in_force_}), a) : a;
 }
 
 // What the container is expected to use next, before margins and floors.

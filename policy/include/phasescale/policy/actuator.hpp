@@ -58,6 +58,9 @@ private:
 // True when `wanted` differs from `current` by more than `min_change` in either request.
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change);
 
+// `wanted` with no request or limit below `current`'s.
+Allocation no_cut(const Allocation& current, Allocation wanted);
+
 // The resources a sample puts at risk, by the autoscaler's safety margins (one below 0 counts as
 // 0). Memory: the container was OOM-killed, or its usage x (1 + margin) reaches the OOM line (the
 // limit, the request where none is set): a ramp that has used up the margin is one step from a
