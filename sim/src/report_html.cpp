@@ -226,8 +226,8 @@ std::string lead_paragraph(const Report& r) {
     if (target > 0) {
         o << "Each policy's safety margins were calibrated "
           << (r.split ? "on the training executions" : "on the same executions")
-          << ", so the policies are compared at equal risk: " << (has(r, "phase") ? "phase's" : "")
-          << " to <b>" << percent(target, 0)
+          << ", so the policies are compared at equal risk: "
+          << (has(r, "phase") ? "phase's" : "every policy's") << " to <b>" << percent(target, 0)
           << " CPU fulfilment</b> and no more OOM kills than vpa at its defaults";
         if (has(r, "phase"))
             o << " (margins never below 0, as a PhaseAutoscaler's), the others' to the "
