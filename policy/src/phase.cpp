@@ -140,8 +140,8 @@ void PhaseRecommender::observe(const Sample& sample) {
     memory_in_force_ = sample.allocated.memory;
     // Throttled in more periods than the CPU target allows: its usage is less than it wants.
     throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
-    constrained_ = throttled_ || sample.oom_killed ||
-                   sample.usage.memory * (1 + std::max(0.0, memory_margin())) >= oom_line(sample);
+    // Or OOM-killed, or memory within its margin of the OOM line: the Actuator's memory risk.
+    constrained_ = throttled_ || at_risk(sample, {0, memory_margin()}).memory;
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);

@@ -652,8 +652,10 @@ void Reconciler::plan_queries(NamespacePass& pass) {
     for (Work& w : pass.work) {
         if (!w.parsed.ok() || !w.refused.empty() || !w.model.model || w.pods.empty()) continue;
         prom::FeatureQueries& q = pass.queries[w.parsed.spec.prometheus_url];
-        const std::vector<std::string> defaults = q.features();
-        if (std::find(defaults.begin(), defaults.end(), prom::kThrottledFeature) == defaults.end())
+        // The throttled share is read beside the model's features (the phase policy's CPU
+        // signal above a limit); a spec's own query for it replaces this default below.
+        const std::vector<std::string> queried = q.features();
+        if (std::find(queried.begin(), queried.end(), prom::kThrottledFeature) == queried.end())
             q.set_template(prom::kThrottledFeature, prom::kDefaultThrottledTemplate);
         try {
             for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries)
