@@ -354,8 +354,7 @@ Command add_simulate_command(CLI::App& parent) {
                     "Seconds of trace time after a resize before the next (cooldownSeconds)")
         ->check(CLI::NonNegativeNumber);
     app->add_option("--horizon", s.phase.horizon_s,
-                    "Phase policy: seconds its memory looks ahead, and before which a container's "
-                    "CPU does not come down (default: the cooldown; 0: none)")
+                    "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")
         ->check(CLI::NonNegativeNumber);
     app->add_option("--mem-step", s.phase.memory_step,
                     "Phase policy: what each OOM kill adds to the container's memory margin")

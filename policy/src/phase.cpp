@@ -133,8 +133,7 @@ void PhaseRecommender::adapt(const Sample& s) {
 
 void PhaseRecommender::observe(const Sample& sample) {
     seen_recently_.push(sample.usage);
-    if (observed_++ == 0) first_seen_ = sample.timestamp;
-    latest_seen_ = sample.timestamp;
+    ++observed_;
     latest_usage_ = sample.usage;
     cpu_in_force_ = sample.allocated.cpu;
     memory_in_force_ = sample.allocated.memory;
@@ -316,17 +315,9 @@ Allocation PhaseRecommender::provision(Amount sized) const {
         usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
     const double cpu =
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
-    return guaranteed({young() ? std::max(cpu, cpu_in_force_) : cpu,
-                       std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep),
-                                 oom_floor_, used})});
-}
-
-// Seen for less than the horizon (the cooldown): its own samples cannot yet tell what it needs
-// over a cooldown (a start-up that imports and loads data uses less CPU than the training that
-// follows, and a request lowered now would hold a cooldown into training), so its CPU request
-// does not come down yet; it may go up.
-bool PhaseRecommender::young() const {
-    return latest_seen_ - first_seen_ < options_.horizon_s;
+    return guaranteed(
+        {cpu, std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep),
+                        oom_floor_, used})});
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request

@@ -41,9 +41,11 @@ struct PhaseOptions {
     // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
     // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
     // visit, in samples), memory also covers the likely next phases (transition probability at
-    // least `likely_next`) at what this container used there. 0: none. A container seen for less
-    // than the horizon keeps at least its CPU request in force: a start-up uses less CPU than the
-    // training after it, and a request lowered then would hold a cooldown into training.
+    // least `likely_next`) at what this container used there. 0: none. (CPU is not held up while
+    // a container is young: a start-up that uses less CPU than the training after it is throttled
+    // once training begins, and a throttled sample raises CPU at once; holding it for the first
+    // cooldown cost 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on
+    // four torch runs of other programs: docs/savings.md.)
     double horizon_s = 0;
     double likely_next = 0.2;
     // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
@@ -119,7 +121,6 @@ private:
     static double usage_floor(double usage, double headroom, double margin);
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
-    bool young() const;
     void adapt(const Sample& sample);
     void follow_phase(const Sample& sample);
     void enter(int phase);
@@ -135,10 +136,9 @@ private:
     std::size_t visit_samples_ = 0;
     std::size_t unknown_samples_ = 0;
     Amount latest_usage_;
-    double cpu_in_force_ = 0;                  // the CPU request in force at the latest sample
-    double memory_in_force_ = 0;               // the memory request in force at the latest sample
-    std::size_t observed_ = 0;                 // samples observed
-    double first_seen_ = 0, latest_seen_ = 0;  // timestamps of the first and latest samples
+    double cpu_in_force_ = 0;     // the CPU request in force at the latest sample
+    double memory_in_force_ = 0;  // the memory request in force at the latest sample
+    std::size_t observed_ = 0;    // samples observed
     Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
     double earlier_peak_memory_ = 0;                 // the most memory used before those samples
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
