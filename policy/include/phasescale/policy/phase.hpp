@@ -41,11 +41,7 @@ struct PhaseOptions {
     // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
     // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
     // visit, in samples), memory also covers the likely next phases (transition probability at
-    // least `likely_next`) at what this container used there. 0: none. (CPU is not held up while
-    // a container is young: a start-up that uses less CPU than the training after it is throttled
-    // once training begins, and a throttled sample raises CPU at once; holding it for the first
-    // cooldown cost 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on
-    // four torch runs of other programs: docs/savings.md.)
+    // least `likely_next`) at what this container used there. 0: none.
     double horizon_s = 0;
     double likely_next = 0.2;
     // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
@@ -86,7 +82,11 @@ struct PhaseOptions {
     // without a target): CPU at least this factor times that limit. Usage stops at the limit, so
     // how much more the container wants cannot be seen; the request grows geometrically while it
     // is throttled (held for a whole visit, as the OOM bump is, it cost AI4DL both traces 2.8x
-    // the CPU: bench/savings.sh). 0: off.
+    // the CPU: bench/savings.sh). 0: off. This is also what serves a start-up that used less CPU
+    // than the training after it: training is throttled and raised at once. (Holding CPU at its
+    // starting request for the first cooldown instead cost 2-3% more CPU on generated jobs and
+    // AI4DL for no more fulfilment, and 10% on four torch runs of other programs:
+    // docs/savings.md.)
     double throttle_growth = 1.5;
     // Columns of the model's statistics that hold CPU and memory usage.
     std::string cpu_column = "cpu.usage.cores";
