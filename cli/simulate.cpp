@@ -376,9 +376,13 @@ Command add_simulate_command(CLI::App& parent) {
            "Phase policy: samples of its own a container is observed for before its first resize")
         ->check(CLI::Range(0, 1000000));
     app->add_option("--throttle-growth", s.phase.throttle_growth,
-                    "Phase policy: after a sample throttled at the CPU limit, CPU at least this "
+                    "Phase policy: after samples throttled at the CPU limit, CPU at least this "
                     "factor times that limit (0: off)")
         ->check(CLI::Range(0.0, 1000.0));
+    app->add_option("--throttled-samples", s.phase.throttled_samples,
+                    "Phase policy: throttled samples in a row before the throttle growth (one "
+                    "alone is within the CPU target; the online margin answers it)")
+        ->check(CLI::Range(1, 1000));
     app->add_flag_callback(
         "--cpu-uncapped", [&s] { s.actuation.cpu_capped_at_limit = false; },
         "Policies observe the trace's CPU demand above the CPU limit, as on KWOK nodes, "

@@ -65,6 +65,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
         throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
     if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
         throw model::InputError("phase policy: adaptation steps must not be negative");
+    if (options_.throttled_samples < 1)
+        throw model::InputError("phase policy: the throttled samples must be at least 1");
     if (options_.recent_samples < 1)
         throw model::InputError("phase policy: the recent samples must be at least 1");
     if (!(options_.max_growth == 0 || options_.max_growth >= 1))
@@ -151,9 +153,11 @@ void PhaseRecommender::observe(const Sample& sample) {
     if (sample.oom_killed) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
+    throttled_run_ = throttled_ ? throttled_run_ + 1 : 0;
     throttle_floor_ =
-        throttled_ ? options_.throttle_growth * std::max(sample.allocated.cpu, sample.limit.cpu)
-                   : 0;
+        throttled_run_ >= options_.throttled_samples
+            ? options_.throttle_growth * std::max(sample.allocated.cpu, sample.limit.cpu)
+            : 0;
 }
 
 // The raw phase of the sample, and the stable phase after the debounce.

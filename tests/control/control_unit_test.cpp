@@ -466,8 +466,13 @@ TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[
     }
     REQUIRE(last);
     CHECK(last->request.cpu < 1.5);  // no throttling known: its usage plus the margin at most
+    in.cpu_throttled = 0.4;          // 40% of its CFS periods throttled
     in.timestamp += 15;
-    in.cpu_throttled = 0.4;  // 40% of its CFS periods throttled
+    const TrackerStep first = t.step(in);
+    CHECK(first.at_risk.cpu);
+    REQUIRE(first.recommendation);
+    CHECK(first.recommendation->request.cpu < 1.5);  // one such sample is within the target
+    in.timestamp += 15;
     const TrackerStep throttled = t.step(in);
     CHECK(throttled.at_risk.cpu);
     REQUIRE(throttled.recommendation);

@@ -844,7 +844,7 @@ TEST_CASE("phase: a step held back by the bound is no miss for the CPU margin", 
     CHECK(a->request.cpu <= 3 * 1.1 + 1e-9);
 }
 
-TEST_CASE("phase: a sample throttled at the CPU limit asks for throttle_growth times the limit",
+TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth times the limit",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     PhaseOptions o = sizing_only();
@@ -865,10 +865,25 @@ TEST_CASE("phase: a sample throttled at the CPU limit asks for throttle_growth t
     PhaseRecommender r(m, o);
     observe(r, 0.5, 0);
     CHECK(observe(r, 0.5, 0) == Approx(0.6));  // phase 0's p95
-    CHECK(observe(r, 1, 0.5) == Approx(1.5));  // at its limit of 1, throttled: 1.5 x the limit
-    CHECK(observe(r, 1, 0.04) < 1.5);          // throttled within the target's 5%: no growth
+    // At its limit of 1, throttled: one such sample is within the target, two in a row ask for
+    // 1.5 x the limit.
+    CHECK(observe(r, 1, 0.5) < 1.5);
+    CHECK(observe(r, 1, 0.5) == Approx(1.5));
+    CHECK(observe(r, 1, 0.04) < 1.5);  // throttled within the target's 5%: no growth
+    CHECK(observe(r, 1, 0.5) < 1.5);   // and the run begins again
+    CHECK(observe(r, 1, 0.5) == Approx(1.5));
     CHECK(observe(r, 1, 0.5) == Approx(1.5));
     CHECK(observe(r, 0.5, 0) < 1.5);  // not throttled any more: usage is demand again
+
+    // throttled_samples 1: the growth comes at the first throttled sample.
+    o.throttled_samples = 1;
+    PhaseRecommender at_first(m, o);
+    observe(at_first, 0.5, 0);
+    observe(at_first, 0.5, 0);
+    CHECK(observe(at_first, 1, 0.5) == Approx(1.5));
+    o.throttled_samples = 0;
+    CHECK_THROWS_AS(PhaseRecommender(m, o), model::InputError);
+    o.throttled_samples = 2;
 
     // A throttled sample is a miss for the online CPU margin, whatever the usage shows.
     o.throttle_growth = 0;
@@ -901,11 +916,11 @@ TEST_CASE("phase: a container that starts below what it uses is resized before i
     };
     // Comfortable: it waits for samples of its own.
     CHECK_FALSE(first(0.3, 0, 0.3 * GiB));
-    // Throttled at its 0.5 cores: 1.5x that now, and the memory it has kept (no cut on one
-    // sample).
+    // Throttled at its 0.5 cores: its usage plus the margin now (the 1.5x growth waits for a
+    // second throttled sample), and the memory it has kept (no cut on one sample).
     const std::optional<Allocation> throttled = first(0.5, 1, 0.3 * GiB);
     REQUIRE(throttled);
-    CHECK(throttled->request.cpu == Approx(0.75));
+    CHECK(throttled->request.cpu == Approx(0.5 * 1.1));
     CHECK(throttled->request.memory == GiB);
     // Memory within its margin of the limit (0.95 x 1.1 >= 1 GiB): more memory now, CPU kept.
     const std::optional<Allocation> memory = first(0.3, 0, 0.95 * GiB);
