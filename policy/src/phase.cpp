@@ -154,8 +154,12 @@ void PhaseRecommender::observe(const Sample& sample) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
     throttled_run_ = throttled_ ? throttled_run_ + 1 : 0;
+    // Before its first resize of its own, a container runs on the request it started with, not on
+    // an estimate whose misses the CPU target allows: one throttled sample says it started low.
+    const std::size_t run_needed =
+        observed_ <= options_.first_resize_samples ? 1 : options_.throttled_samples;
     throttle_floor_ =
-        throttled_run_ >= options_.throttled_samples
+        throttled_run_ >= run_needed
             ? options_.throttle_growth * std::max(sample.allocated.cpu, sample.limit.cpu)
             : 0;
 }

@@ -916,11 +916,11 @@ TEST_CASE("phase: a container that starts below what it uses is resized before i
     };
     // Comfortable: it waits for samples of its own.
     CHECK_FALSE(first(0.3, 0, 0.3 * GiB));
-    // Throttled at its 0.5 cores: its usage plus the margin now (the 1.5x growth waits for a
-    // second throttled sample), and the memory it has kept (no cut on one sample).
+    // Throttled at its 0.5 cores: 1.5x that now (on the request it started with, one throttled
+    // sample is enough), and the memory it has kept (no cut on one sample).
     const std::optional<Allocation> throttled = first(0.5, 1, 0.3 * GiB);
     REQUIRE(throttled);
-    CHECK(throttled->request.cpu == Approx(0.5 * 1.1));
+    CHECK(throttled->request.cpu == Approx(0.75));
     CHECK(throttled->request.memory == GiB);
     // Memory within its margin of the limit (0.95 x 1.1 >= 1 GiB): more memory now, CPU kept.
     const std::optional<Allocation> memory = first(0.3, 0, 0.95 * GiB);
