@@ -90,8 +90,9 @@ struct PhaseOptions {
     double throttle_growth = 1.5;
     // The growth begins at this many throttled samples in a row. One alone is within what a CPU
     // target allows (5% of samples missed at 0.95) and the online margin answers it; growing 1.5x
-    // for a cooldown on each such sample cost 3-9% more CPU on the torch runs for 0.6-1.4 points
-    // more fulfilment than the target asks (docs/savings.md). 1: at the first. Before its first
+    // for a cooldown on each such sample cost 7% more CPU on the torch runs and 9% on four runs of
+    // other programs, for 0.6 and 1.4 points more fulfilment than the target asks
+    // (docs/savings.md). 1: at the first. Before its first
     // resize (first_resize_samples), a container runs on the request it started with, and the
     // first throttled sample grows it (at 2, torch runs started at 0.5 cores met 94.9% of demand).
     std::size_t throttled_samples = 2;
