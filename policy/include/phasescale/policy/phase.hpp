@@ -88,13 +88,13 @@ struct PhaseOptions {
     // 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on four torch runs
     // of other programs: docs/savings.md.)
     double throttle_growth = 1.5;
-    // The growth begins at this many throttled samples in a row. One alone is within what a CPU
-    // target allows (5% of samples missed at 0.95) and the online margin answers it; growing 1.5x
-    // for a cooldown on each such sample cost 7% more CPU on the torch runs and 9% on four runs of
-    // other programs, for 0.6 and 1.4 points more fulfilment than the target asks
-    // (docs/savings.md). 1: at the first. Before its first
-    // resize (first_resize_samples), a container runs on the request it started with, and the
-    // first throttled sample grows it (at 2, torch runs started at 0.5 cores met 94.9% of demand).
+    // The growth begins at this many throttled samples in a row (1: at the first). One alone is
+    // within what a CPU target allows (5% of samples missed at 0.95) and the online margin
+    // answers it; growing 1.5x for a cooldown on each such sample cost 7% more CPU on the torch
+    // runs and 9% on four runs of other programs, for 0.6 and 1.4 points more fulfilment than the
+    // target asks (docs/savings.md). Before its first resize (first_resize_samples) a container
+    // runs on the request it started with, not on an estimate, and its first throttled sample
+    // grows it (waiting for two, torch runs started at 0.5 cores met 94.9% of CPU demand).
     std::size_t throttled_samples = 2;
     // Columns of the model's statistics that hold CPU and memory usage.
     std::string cpu_column = "cpu.usage.cores";
