@@ -124,7 +124,7 @@ void PhaseRecommender::remember(int phase, Amount usage) {
 // misses say nothing about the margin.
 void PhaseRecommender::adapt(const Sample& s) {
     if (options_.cpu_target > 0 && last_cpu_) {
-        const double missed = throttled_ || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+        const double missed = throttled_run_ > 0 || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
         adapted_.cpu =
             std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
                        kLowestAdaptedMargin, kHighestAdaptedMargin);
@@ -140,9 +140,11 @@ void PhaseRecommender::observe(const Sample& sample) {
     cpu_in_force_ = sample.allocated.cpu;
     memory_in_force_ = sample.allocated.memory;
     // Throttled in more periods than the CPU target allows: its usage is less than it wants.
-    throttled_ = sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
+    const bool throttled =
+        sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
+    throttled_run_ = throttled ? throttled_run_ + 1 : 0;
     // Or OOM-killed, or memory within its margin of the OOM line: the Actuator's memory risk.
-    constrained_ = throttled_ || at_risk(sample, {0, memory_margin()}).memory;
+    constrained_ = throttled || at_risk(sample, {0, memory_margin()}).memory;
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);
@@ -153,7 +155,6 @@ void PhaseRecommender::observe(const Sample& sample) {
     if (sample.oom_killed) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
-    throttled_run_ = throttled_ ? throttled_run_ + 1 : 0;
     // Before its first resize of its own, a container runs on the request it started with, not on
     // an estimate whose misses the CPU target allows: one throttled sample says it started low.
     const std::size_t run_needed =

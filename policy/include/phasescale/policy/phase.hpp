@@ -154,8 +154,7 @@ private:
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
-    bool throttled_ = false;          // the latest sample was throttled
-    std::size_t throttled_run_ = 0;   // throttled samples in a row, up to the latest
+    std::size_t throttled_run_ = 0;   // throttled samples in a row, up to the latest (0: not)
     bool constrained_ = false;        // the latest sample was throttled or its memory at risk
     Margins adapted_;                 // added to the margins by the online risk targets
     std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
