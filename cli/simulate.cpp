@@ -381,7 +381,8 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--throttled-samples", s.phase.throttled_samples,
                     "Phase policy: throttled samples in a row before the throttle growth (one "
-                    "alone is within the CPU target; the online margin answers it)")
+                    "alone is within the CPU target; the online margin answers it). Before a "
+                    "container's first resize, one is enough: it runs on its starting request")
         ->check(CLI::Range(1, 1000));
     app->add_flag_callback(
         "--cpu-uncapped", [&s] { s.actuation.cpu_capped_at_limit = false; },

@@ -134,6 +134,9 @@ void PhaseRecommender::adapt(const Sample& s) {
 }
 
 void PhaseRecommender::observe(const Sample& sample) {
+    // Before its first resize of its own, a container runs on the request it started with, not on
+    // an estimate whose misses the CPU target allows: one throttled sample says it started low.
+    const bool on_starting_request = young();
     seen_recently_.push(sample.usage);
     ++observed_;
     latest_usage_ = sample.usage;
@@ -155,10 +158,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     if (sample.oom_killed) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
-    // Before its first resize of its own, a container runs on the request it started with, not on
-    // an estimate whose misses the CPU target allows: one throttled sample says it started low.
-    const std::size_t run_needed =
-        observed_ <= options_.first_resize_samples ? 1 : options_.throttled_samples;
+    const std::size_t run_needed = on_starting_request ? 1 : options_.throttled_samples;
     throttle_floor_ =
         throttled_run_ >= run_needed
             ? options_.throttle_growth * std::max(sample.allocated.cpu, sample.limit.cpu)
@@ -203,7 +203,7 @@ void PhaseRecommender::follow_phase(const Sample& sample) {
 
 std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     std::optional<Amount> want = estimate(next);
-    const bool early = !want || observed_ < options_.first_resize_samples;
+    const bool early = !want || young();
     // Throttled, OOM-killed or within its memory margin of the OOM line before its first resize
     // (it started below what it uses), a container does not wait for samples or a phase: its own
     // samples are the estimate, and nothing is cut on so few.

@@ -116,6 +116,8 @@ public:
     std::optional<int> phase() const { return stable_; }
 
 private:
+    // Too few samples of its own for a first resize from an estimate (first_resize_samples).
+    bool young() const { return observed_ < options_.first_resize_samples; }
     Amount phase_amount(int phase) const;
     Amount model_amount(int phase) const;
     std::optional<Amount> estimate(const Sample* next);
