@@ -487,6 +487,40 @@ TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[
     }
 }
 
+TEST_CASE("tracker: a throttled share from before the CPU limit changed is not counted again",
+          "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
+    ContainerTracker t(model_ptr(), spec);
+    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+    in.limits = {1, 2 * GiB};
+    in.rate_window = 60;  // the share averages over the last 4 ticks of 15 s
+    for (int i = 0; i < 6; ++i) {
+        in.timestamp = 100 + 15 * i;
+        t.step(in);
+    }
+    in.cpu_throttled = 0.4;
+    std::optional<policy::Allocation> grown;
+    for (int i = 0; i < 2; ++i) {
+        in.timestamp += 15;
+        grown = t.step(in).recommendation;
+    }
+    REQUIRE(grown);
+    REQUIRE(grown->request.cpu >= 1.5);
+    // The growth applied; the shares of the next ticks still average over the old limit's periods.
+    in.allocated.cpu = in.limits.cpu = grown->request.cpu;
+    const double once_more = 1.5 * grown->request.cpu;
+    for (int i = 0; i < 5; ++i) {  // 4 windows that reach back before the change, then one
+        in.timestamp += 15;
+        const TrackerStep s = t.step(in);
+        REQUIRE(s.recommendation);
+        CHECK(s.recommendation->request.cpu < once_more);
+    }
+    in.timestamp += 15;  // the second throttled share in a row under the new limit
+    const TrackerStep s = t.step(in);
+    REQUIRE(s.recommendation);
+    CHECK(s.recommendation->request.cpu >= once_more);
+}
+
 TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
     ContainerResources cur{"main", {1.0, 2 * GiB}, {1.0, 2 * GiB}};
     ContainerPolicy p;

@@ -78,6 +78,18 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
       safety_margins_(safety_margins(spec)),
       shown_(label_hold_seconds) {}
 
+// The throttled share of the input, as the policy judges it. A share averaged over a window
+// that began before the CPU limit changed describes the old limit: counted again after the
+// policy's growth, it would grow the container once more at every tick until the window had
+// passed (4 ticks at the defaults), where a replay of samples grows it once.
+double ContainerTracker::cpu_throttled(const TrackerInput& in) {
+    if (cpu_limit_ && *cpu_limit_ != in.limits.cpu) cpu_limit_since_ = in.timestamp;
+    cpu_limit_ = in.limits.cpu;
+    if (in.timestamp - in.rate_window < cpu_limit_since_) return 0;
+    // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
+    return std::isfinite(in.cpu_throttled) ? std::clamp(in.cpu_throttled, 0.0, 1.0) : 0;
+}
+
 TrackerStep ContainerTracker::step(const TrackerInput& in) {
     TrackerStep out;
     // NaN marks what Prometheus did not answer; anything else it answered is judged.
@@ -104,8 +116,7 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     s.usage = in.usage;
     s.allocated = in.allocated;
     s.limit = in.limits;
-    // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
-    s.cpu_throttled = std::isfinite(in.cpu_throttled) ? std::clamp(in.cpu_throttled, 0.0, 1.0) : 0;
+    s.cpu_throttled = cpu_throttled(in);
     s.features = in.features.data();
     // An OOM kill counts once: when the restart count grows and the last termination says so.
     // What happened before the container was first seen is not ours to react to.

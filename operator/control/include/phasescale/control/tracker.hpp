@@ -2,6 +2,7 @@
 // runs) fed one sample per tick, its stable phase and what it recommends.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,7 @@ struct TrackerInput {
     policy::Amount allocated;      // the container's current requests
     policy::Amount limits;         // and limits (0: none)
     double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
+    double rate_window = 0;        // the seconds that share (a rate) is averaged over
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
     // The capacity of the pod's node (none: not known); usage beyond it is rejected.
@@ -107,6 +109,9 @@ private:
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
     policy::Margins safety_margins_;  // the spec's
+    double cpu_throttled(const TrackerInput& in);
+    std::optional<double> cpu_limit_;  // the CPU limit of the latest input, and since when
+    double cpu_limit_since_ = -std::numeric_limits<double>::infinity();
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
