@@ -8,10 +8,10 @@
 # status.recommendation in Off with nothing resized; the printer columns in the apiserver's
 # Table; Warning Events on the PhaseAutoscalers that are blocked; the per-autoscaler metrics,
 # gone once their autoscaler is deleted; a pod whose minAllowed passes its KWOK node is resized to
-# the node's allocatable, never past it, and reported NodeCapacity; a pod throttled at its CPU
-# limit (cAdvisor's CFS counters served beside the replay) grows 1.5x at once within an hour of
-# cooldown, once per throttled run, and no further once it is not throttled. Every process it
-# starts is stopped at the end.
+# the node's allocatable, never past it, and reported NodeCapacity; within an hour of cooldown, a
+# pod throttled at its CPU limit (cAdvisor's CFS counters served beside the replay) grows 1.5x at
+# once, once per throttled run, and no further once it is not throttled, and a pod OOM-killed (as
+# its status says) grows its memory at once. Every process it starts is stopped at the end.
 # Over the first RECORD seconds of the operator it also polls every pod's phase label and
 # requests, and checks them against the same trace offline: each phase label shown occurs in
 # `phasescale predict --model default` near that trace time; each resize in InPlace agrees in
@@ -64,8 +64,8 @@ blocked_port=$(free_port)
 targets+=("127.0.0.1:$blocked_port")
 node_port=$(free_port)  # e2e-node's exporter
 targets+=("127.0.0.1:$node_port")
-throttle_port=$(free_port)  # e2e-throttle's exporter
-targets+=("127.0.0.1:$throttle_port")
+risk_port=$(free_port)  # e2e-risk's exporter
+targets+=("127.0.0.1:$risk_port")
 prom_port=$(free_port)
 start_prometheus "$work/prom" "$prom_port" "${targets[@]}" || { echo "FAIL: Prometheus not ready"; exit 1; }
 
@@ -131,15 +131,18 @@ spec:
     - {containerName: "*", minAllowed: {cpu: "1000", memory: 1000Gi}}
 YAML
 
-# A pod throttled at its CPU limit (KWOK runs no cgroups: its cAdvisor CFS counters are served
-# below): grown 1.5x at once, although its cooldown is an hour, and only once per throttled run,
-# not again while Prometheus' rate window still averages over the old limit's periods.
-kubectl create namespace e2e-throttle > /dev/null
-trainer_pod burst e2e-throttle kwok-node-1 1 2Gi | kubectl apply -f - > /dev/null
+# Risks under an hour of cooldown. A pod throttled at its CPU limit (KWOK runs no cgroups: its
+# cAdvisor CFS counters are served below): grown 1.5x at once, and only once per throttled run,
+# not again while Prometheus' rate window still averages over the old limit's periods. A pod
+# OOM-killed after its first resize (KWOK never kills: its status says so below): its memory
+# grows at once.
+kubectl create namespace e2e-risk > /dev/null
+trainer_pod burst e2e-risk kwok-node-1 1 2Gi | kubectl apply -f - > /dev/null
+trainer_pod oomed e2e-risk kwok-node-2 1 1Gi | kubectl apply -f - > /dev/null
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
-metadata: {name: trainers, namespace: e2e-throttle}
+metadata: {name: trainers, namespace: e2e-risk}
 spec:
   selector: {matchLabels: {app: train}}
   mode: InPlace
@@ -254,19 +257,20 @@ for i in 0 1 2; do
 done
 replay_for blocked "$blocked_port" "$work/trace-1.csv" e2e-blocked '#0=restarter'
 replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
-# burst: 0.5 cores and 512 MiB throughout, in bursts that need 2 cores within a CFS period (100
-# ms): throttled in half its periods while its CPU limit is below 2 cores. Its counters, and the
-# limits seen (millicores, one a second), are written every second.
-awk -F, -v OFS=, 'NR > 1 {$3 = 0.5; $4 = 536870912} 1' "$work/trace-1.csv" > "$work/trace-steady.csv"
+# e2e-risk's pods use 0.5 cores and 512 MiB throughout. burst does so in bursts that need 2 cores
+# within a CFS period (100 ms): throttled in half its periods while its CPU limit is below 2
+# cores. Its counters, and the limits seen (millicores, one a second), are written every second.
+awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 2 {if (NR > 1) {$3 = 0.5; $4 = 536870912}; print}' \
+    "$work/trace.csv" > "$work/trace-steady.csv"  # its first two executions
 millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1000}'; }
 cfs_counters() {
     local periods=0 throttled=0 limit
     while :; do
-        limit=$(kubectl get pod burst -n e2e-throttle -o jsonpath='{.spec.containers[0].resources.limits.cpu}' 2>/dev/null | millicores) || limit=
+        limit=$(kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.cpu}' 2>/dev/null | millicores) || limit=
         [[ -z $limit ]] || echo "$limit" >> "$work/burst-limits"
         periods=$((periods + 10))
         [[ -n $limit ]] && ((limit < 2000)) && throttled=$((throttled + 5))
-        printf '%s{namespace="e2e-throttle",pod="burst",container="main"} %d\n' \
+        printf '%s{namespace="e2e-risk",pod="burst",container="main"} %d\n' \
             container_cpu_cfs_periods_total "$periods" container_cpu_cfs_throttled_periods_total "$throttled" > "$work/cfs.prom.new"
         mv "$work/cfs.prom.new" "$work/cfs.prom"  # never half a file to a scrape
         sleep 1
@@ -275,10 +279,10 @@ cfs_counters() {
 : > "$work/cfs.prom"
 cfs_counters &
 bg_pids+=($!)
-start_exporter "$replay" "$work/exporter-throttle.log" "$throttle_port" --trace "$work/trace-steady.csv" --namespace e2e-throttle \
-    --speed "$speed" --pod-map '#0=burst' --loop --extra-metrics "$work/cfs.prom" || { echo "FAIL: exporter throttle not up"; exit 1; }
-series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 12 ]]; }
-wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 12 pods"; exit 1; }
+start_exporter "$replay" "$work/exporter-throttle.log" "$risk_port" --trace "$work/trace-steady.csv" --namespace e2e-risk \
+    --speed "$speed" --pod-map '#0=burst,#1=oomed' --loop --extra-metrics "$work/cfs.prom" || { echo "FAIL: exporter risk not up"; exit 1; }
+series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 13 ]]; }
+wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 13 pods"; exit 1; }
 
 # Poll every pod's phase label and requests from before the operator starts (a line per pod
 # and poll: wall time, namespace, pod, label, cpu, memory).
@@ -303,7 +307,7 @@ metrics_port=$(free_port)
 # Its phase labels follow the stable phase at once (--phase-label-hold 0), as predict's phases do,
 # for the comparison below.
 "$operator" --prometheus-url "http://127.0.0.1:$prom_port" --tick 1s --scrape-interval 1s \
-    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant,e2e-node,e2e-throttle" --metrics-addr "127.0.0.1:$metrics_port" \
+    --namespaces "$(IFS=,; echo "${namespaces[*]}"),e2e-bad,e2e-blocked,e2e-vpa,e2e-tenant,e2e-node,e2e-risk" --metrics-addr "127.0.0.1:$metrics_port" \
     --phase-label-hold 0 --leader-elect --lease-namespace default --capacity-loans --log-level debug > "$work/operator.log" 2>&1 &
 operator_pid=$!
 bg_pids+=($operator_pid)
@@ -406,12 +410,22 @@ check "VPA: that pod is left alone (no label), the other one tracked" test \
 check "VPA: status podsTracked is 1" test "$(pas_tracked e2e-vpa)" == 1
 # burst grew 1 -> 1.5 -> 2.25 cores within its hour of cooldown, and no further: a growth once
 # per throttled run (two throttled samples after the rate window), no cut after it.
-burst_cpu() { kubectl get pod burst -n e2e-throttle -o jsonpath='{.spec.containers[0].resources.limits.cpu}' | millicores; }
+burst_cpu() { kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.cpu}' | millicores; }
 check "throttled: the CPU limit grew 1.5x twice within the cooldown (1 -> 2.25 cores)" test "$(burst_cpu)" == 2250
 check "throttled: never above 2.25 cores (limits seen: $(sort -un "$work/burst-limits" | paste -sd' '))" \
     test "$(sort -n "$work/burst-limits" | tail -n 1)" == 2250
 check "throttled: requests equal limits (Guaranteed)" test \
-    "$(kubectl get pod burst -n e2e-throttle -o jsonpath='{.spec.containers[0].resources.requests.cpu}' | millicores)" == 2250
+    "$(kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.requests.cpu}' | millicores)" == 2250
+# oomed was resized once (its first resize, a cut) and is in its cooldown: an OOM kill, as the
+# kubelet reports it, raises its memory limit at once to at least max(+100 MiB, x1.2) of it.
+mebibytes() { awk '{v = $1; if (sub(/Mi$/, "", v)) print v + 0; else if (sub(/Gi$/, "", v)) print v * 1024; else print v / 1048576}'; }
+oomed_memory() { kubectl get pod oomed -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.memory}' | mebibytes; }
+check "OOM kill: oomed had its first resize" test "$(kubectl get pod oomed -n e2e-risk -o jsonpath='{.metadata.generation}')" -ge 2
+oom_line=$(oomed_memory)
+kubectl patch pod oomed -n e2e-risk --subresource=status --type=strategic -p \
+    '{"status":{"containerStatuses":[{"name":"main","restartCount":1,"lastState":{"terminated":{"reason":"OOMKilled","exitCode":137}}}]}}' > /dev/null
+oom_grown() { awk -v now="$(oomed_memory)" -v line="$oom_line" 'BEGIN {exit !(now >= line * 1.19)}'; }
+check "OOM kill: the memory limit grew at once within the cooldown (from ${oom_line} MiB)" wait_for 15 oom_grown
 kubectl get pas -A || true
 
 # `kubectl get pas` prints the status: the apiserver's Table (what kubectl asks for), its columns
@@ -458,6 +472,8 @@ check "phasescale_autoscaler_resizes_total counts the applied resizes of e2e-inp
     "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-inplace",reason="applied",result="ok"}' | cut -d. -f1)" -ge 1
 check "phasescale_autoscaler_resizes_total counts the blocked resize of e2e-blocked" test \
     "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-blocked",reason="restart_required",result="blocked"}')" == 1
+check "phasescale_oom_kills_after_resize_total counts the OOM kill in e2e-risk" test \
+    "$(series 'phasescale_oom_kills_after_resize_total{autoscaler="trainers",namespace="e2e-risk"}')" == 1
 check "phasescale_autoscaler_resizes_total counts the node_capacity block of e2e-node" test \
     "$(series 'phasescale_autoscaler_resizes_total{autoscaler="trainers",namespace="e2e-node",reason="node_capacity",result="blocked"}')" == 1
 check "no per-pod label on the metrics" bash -c "! grep -qE '^phasescale_[a-z_]+\{[^}]*pod=' '$work/metrics.txt'"
