@@ -110,7 +110,7 @@ private:
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
-    policy::Margins safety_margins_;  // the spec's
+    policy::Margins safety_margins_;   // the spec's
     std::optional<double> cpu_limit_;  // the CPU limit of the latest input, and since when
     double cpu_limit_since_ = -std::numeric_limits<double>::infinity();
     double phase_since_ = 0;
