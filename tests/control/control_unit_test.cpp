@@ -285,10 +285,13 @@ TEST_CASE("pods: resources, QoS class, resize policy and conditions, OOM kills",
     pod["status"]["containerStatuses"] = {
         {{"name", "main"},
          {"restartCount", 2},
-         {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}}}};
-    CHECK(container_restarts(pod, "main").restart_count == 2);
-    CHECK(container_restarts(pod, "main").last_oom_killed);
-    CHECK_FALSE(container_restarts(pod, "side").last_oom_killed);
+         {"lastState", {{"terminated", {{"reason", "OOMKilled"}}}}},
+         {"resources", {{"limits", {{"cpu", "1500m"}, {"memory", "2Gi"}}}}}}};
+    CHECK(container_status(pod, "main").restart_count == 2);
+    CHECK(container_status(pod, "main").last_oom_killed);
+    CHECK(container_status(pod, "main").applied_cpu_limit == Approx(1.5));
+    CHECK_FALSE(container_status(pod, "side").last_oom_killed);
+    CHECK_FALSE(container_status(pod, "side").applied_cpu_limit);
 }
 
 TEST_CASE("tracker: phases and recommendations from the model, debounced", "[unit]") {
@@ -493,6 +496,7 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
     ContainerTracker t(model_ptr(), spec);
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
     in.limits = {1, 2 * GiB};
+    in.applied_cpu_limit = 1;
     in.rate_window = 60;  // the share averages over the last 4 ticks of 15 s
     for (int i = 0; i < 6; ++i) {
         in.timestamp = 100 + 15 * i;
@@ -506,11 +510,13 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
     }
     REQUIRE(grown);
     REQUIRE(grown->request.cpu >= 1.5);
-    // The growth applied; the shares of the next ticks still average over the old limit's periods.
+    // The growth asked for in the spec, then applied by the kubelet a tick later, as its status
+    // says; the shares of the next ticks still average over the old limit's periods.
     in.allocated.cpu = in.limits.cpu = grown->request.cpu;
     const double once_more = 1.5 * grown->request.cpu;
-    for (int i = 0; i < 5; ++i) {  // 4 windows that reach back before the change, then one
+    for (int i = 0; i < 6; ++i) {  // 4 windows that reach back before it was applied, then one
         in.timestamp += 15;
+        if (i == 1) in.applied_cpu_limit = grown->request.cpu;
         const TrackerStep s = t.step(in);
         REQUIRE(s.recommendation);
         CHECK(s.recommendation->request.cpu < once_more);
@@ -857,8 +863,8 @@ TEST_CASE("trimmed pods: what the controller reads is kept, the rest dropped", "
     CHECK(container_resources(trimmed, "side")->limits == container_resources(pod, "side")->limits);
     CHECK(resize_policy(trimmed, "main", "memory") == "RestartContainer");
     CHECK(resize_condition(trimmed)->reason == "Infeasible");
-    CHECK(container_restarts(trimmed, "main").restart_count == 2);
-    CHECK(container_restarts(trimmed, "main").last_oom_killed);
+    CHECK(container_status(trimmed, "main").restart_count == 2);
+    CHECK(container_status(trimmed, "main").last_oom_killed);
     CHECK(vpa_controls(vpa, trimmed));
 }
 

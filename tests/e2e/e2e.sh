@@ -258,22 +258,26 @@ done
 replay_for blocked "$blocked_port" "$work/trace-1.csv" e2e-blocked '#0=restarter'
 replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
 # e2e-risk's pods use 0.5 cores and 512 MiB throughout. burst does so in bursts that need 2 cores
-# within a CFS period (100 ms): throttled in half its periods while its CPU limit is below 2
-# cores. Its counters, and the limits seen (millicores, one a second), are written every second.
+# within a CFS period (100 ms): throttled in half its periods while the CPU limit applied to it
+# (its status, as KWOK reports it) is below 2 cores. Its counters, and the limits seen
+# (millicores), are written about five times a second.
 awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 2 {if (NR > 1) {$3 = 0.5; $4 = 536870912}; print}' \
     "$work/trace.csv" > "$work/trace-steady.csv"  # its first two executions
 millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1000}'; }
 cfs_counters() {
-    local periods=0 throttled=0 limit
+    local ran_ms=0 throttled_ms=0 last now limit
+    last=$(date +%s%3N)
     while :; do
-        limit=$(kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.cpu}' 2>/dev/null | millicores) || limit=
+        limit=$(kubectl get pod burst -n e2e-risk -o jsonpath='{.status.containerStatuses[0].resources.limits.cpu}' 2>/dev/null | millicores) || limit=
         [[ -z $limit ]] || echo "$limit" >> "$work/burst-limits"
-        periods=$((periods + 10))
-        [[ -n $limit ]] && ((limit < 2000)) && throttled=$((throttled + 5))
+        now=$(date +%s%3N)
+        ran_ms=$((ran_ms + now - last))
+        [[ -n $limit ]] && ((limit < 2000)) && throttled_ms=$((throttled_ms + now - last))
+        last=$now
         printf '%s{namespace="e2e-risk",pod="burst",container="main"} %d\n' \
-            container_cpu_cfs_periods_total "$periods" container_cpu_cfs_throttled_periods_total "$throttled" > "$work/cfs.prom.new"
+            container_cpu_cfs_periods_total $((ran_ms / 100)) container_cpu_cfs_throttled_periods_total $((throttled_ms / 200)) > "$work/cfs.prom.new"
         mv "$work/cfs.prom.new" "$work/cfs.prom"  # never half a file to a scrape
-        sleep 1
+        sleep 0.2
     done
 }
 : > "$work/cfs.prom"

@@ -29,7 +29,7 @@ void read_pod(const json& object) {
         (void)control::container_resources(*p, "main");
         (void)control::resize_policy(*p, "main", "cpu");
         (void)control::resize_condition(*p);
-        (void)control::container_restarts(*p, "main");
+        (void)control::container_status(*p, "main");
         (void)control::pod_workloads(*p);
         (void)control::vpa_controls(*p, *p);
     }

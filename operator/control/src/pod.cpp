@@ -155,8 +155,8 @@ std::optional<ResizeCondition> resize_condition(const json& pod) {
     return std::nullopt;
 }
 
-ContainerRestarts container_restarts(const json& pod, const std::string& container) {
-    ContainerRestarts r;
+ContainerStatus container_status(const json& pod, const std::string& container) {
+    ContainerStatus r;
     if (!pod.contains("status") || !pod["status"].contains("containerStatuses")) return r;
     for (const json& s : pod["status"]["containerStatuses"]) {
         if (string_field(s, "name") != container) continue;
@@ -164,6 +164,7 @@ ContainerRestarts container_restarts(const json& pod, const std::string& contain
             r.restart_count = s["restartCount"].get<int>();
         if (s.contains("lastState") && s["lastState"].contains("terminated"))
             r.last_oom_killed = string_field(s["lastState"]["terminated"], "reason") == "OOMKilled";
+        if (s.contains("resources")) r.applied_cpu_limit = values(s["resources"], "limits").cpu;
     }
     return r;
 }

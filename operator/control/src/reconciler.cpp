@@ -91,7 +91,7 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         in.cpu_throttled = throttled ? row[*throttled] : kNaN;
         in.allocated = {resources.requests.cpu.value_or(0), resources.requests.memory.value_or(0)};
         in.limits = {resources.limits.cpu.value_or(0), resources.limits.memory.value_or(0)};
-        const ContainerRestarts r = container_restarts(pod, resources.name);
+        const ContainerStatus r = container_status(pod, resources.name);
         in.restart_count = r.restart_count;
         tracker.step(in);
     }
@@ -515,9 +515,10 @@ TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& col
     in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
                     c.requests.memory.value_or(c.limits.memory.value_or(0))};
     in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
-    const ContainerRestarts r = container_restarts(pod, c.name);
+    const ContainerStatus r = container_status(pod, c.name);
     in.restart_count = r.restart_count;
     in.last_oom_killed = r.last_oom_killed;
+    in.applied_cpu_limit = r.applied_cpu_limit.value_or(0);
     return in;
 }
 

@@ -58,12 +58,14 @@ struct ResizeCondition {
 };
 std::optional<ResizeCondition> resize_condition(const json& pod);
 
-// status.containerStatuses[]: restartCount and whether the last termination was an OOM kill.
-struct ContainerRestarts {
+// status.containerStatuses[]: restartCount, whether the last termination was an OOM kill, and
+// the CPU limit the kubelet reports applied (resources.limits.cpu; none on older kubelets).
+struct ContainerStatus {
     int restart_count = 0;
     bool last_oom_killed = false;
+    std::optional<double> applied_cpu_limit;
 };
-ContainerRestarts container_restarts(const json& pod, const std::string& container);
+ContainerStatus container_status(const json& pod, const std::string& container);
 
 }  // namespace phasescale::control
 

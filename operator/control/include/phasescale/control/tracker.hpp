@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <phasescale/model/model.hpp>
@@ -63,6 +64,7 @@ struct TrackerInput {
     policy::Amount limits;         // and limits (0: none)
     double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
     double rate_window = 0;        // the seconds that share (a rate) is averaged over
+    double applied_cpu_limit = 0;  // the CPU limit the kubelet reports applied (0: not reported)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
     // The capacity of the pod's node (none: not known); usage beyond it is rejected.
@@ -110,8 +112,9 @@ private:
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
-    policy::Margins safety_margins_;   // the spec's
-    std::optional<double> cpu_limit_;  // the CPU limit of the latest input, and since when
+    policy::Margins safety_margins_;  // the spec's
+    // The CPU limit of the latest input, asked and applied, and since when.
+    std::optional<std::pair<double, double>> cpu_limit_;
     double cpu_limit_since_ = -std::numeric_limits<double>::infinity();
     double phase_since_ = 0;
     ShownPhase shown_;
