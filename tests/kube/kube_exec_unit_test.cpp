@@ -178,6 +178,17 @@ TEST_CASE("kubeconfig proxy-url: http proxies, others refused", "[unit][kube][pr
                Catch::Contains("has no host") && !Catch::Contains("secret"));
 }
 
+TEST_CASE("kubeconfig: a server of slashes names no server", "[unit][kube]") {
+    for (const char* server : {"/", "///"}) {
+        const std::string text = std::string("clusters:\n- name: x\n  cluster:\n    server: ") +
+                                 server +
+                                 "\ncontexts:\n- name: c\n  context: {cluster: x}\n"
+                                 "current-context: c\n";
+        CHECK_THAT(error_of([&] { kube::Config::from_kubeconfig_text(text, "kc.yaml", "/etc"); }),
+                   Catch::Contains("has no server"));
+    }
+}
+
 TEST_CASE("exec credential: what a plugin prints", "[unit][kube][exec]") {
     const auto p = plugin();
     auto c = kube::parse_exec_credential(credential_json("tok-1", "2027-01-15T08:00:00Z"), p);

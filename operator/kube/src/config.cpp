@@ -294,8 +294,9 @@ Config build(const Kubeconfig& kc, const std::string& context_arg) {
     const Entry& cl = cl_it->second;
     std::string cl_what = cl.origin + ": clusters[\"" + cluster_name + "\"]";
     cfg.server = scalar(cl.node, "server", cl_what);
-    if (cfg.server.empty()) throw ConfigError(cl_what + ": has no server");
     while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+    // Checked after the trailing slashes go: "server: /" names no server either.
+    if (cfg.server.empty()) throw ConfigError(cl_what + ": has no server");
     cfg.insecure_skip_tls_verify = boolean(cl.node, "insecure-skip-tls-verify", cl_what);
     cfg.tls_server_name = scalar(cl.node, "tls-server-name", cl_what);
     cfg.ca_pem = data_or_file(cl, "certificate-authority-data", "certificate-authority", cl_what);
