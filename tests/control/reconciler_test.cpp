@@ -81,10 +81,12 @@ private:
     std::vector<Write> writes_;
 };
 
-// Prometheus: each container's CPU and memory now, and the same values as a flat history.
+// Prometheus: each container's CPU and memory now (and its CPU throttled share, none unless
+// given), and the same values as a flat history.
 class FakeMetrics final : public MetricsReader {
 public:
     std::map<prom::ContainerKey, std::pair<double, double>> usage;  // cores, bytes
+    std::map<prom::ContainerKey, double> throttled;                 // share of CFS periods
     std::vector<prom::FeatureQueryFailure> failures;
     int history_reads = 0;
 
@@ -97,7 +99,8 @@ public:
         s.failures = failures;
         s.queries = s.features.size();
         for (const auto& [key, u] : usage)
-            if (key.ns == ns) s.values[key] = {u.first, u.second};
+            if (key.ns == ns)
+                for (const std::string& f : s.features) s.values[key].push_back(value(key, f));
         return s;
     }
     prom::FeatureHistory history(const std::string&, const prom::FeatureQueries& queries,
@@ -112,14 +115,23 @@ public:
         for (const auto& [key, u] : usage) {
             if (key.ns != ns) continue;
             auto& series = h.series[key];
-            series.resize(2);
+            series.resize(h.features.size());
             for (auto t = start; t <= end; t += step) {
                 const double secs = std::chrono::duration<double>(t.time_since_epoch()).count();
-                series[0].push_back({secs, u.first});
-                series[1].push_back({secs, u.second});
+                for (std::size_t f = 0; f < h.features.size(); ++f)
+                    series[f].push_back({secs, value(key, h.features[f])});
             }
         }
         return h;
+    }
+
+private:
+    double value(const prom::ContainerKey& key, std::string_view feature) const {
+        if (feature == prom::kCpuFeature) return usage.at(key).first;
+        if (feature == prom::kMemoryFeature) return usage.at(key).second;
+        const auto share = throttled.find(key);
+        if (feature == prom::kThrottledFeature && share != throttled.end()) return share->second;
+        return std::nan("");
     }
 };
 
@@ -170,7 +182,10 @@ struct Loop {
             {"metadata", {{"resourceVersion", "1"}}},
             {"data",
              {{"model.json", model::serialise_model(phasescale::testing::two_phase_model())}}}};
-        if (metrics != nullptr) m->usage = metrics->usage;
+        if (metrics != nullptr) {
+            m->usage = metrics->usage;
+            m->throttled = metrics->throttled;
+        }
         cluster = c.get();
         metrics = m.get();
         reconciler = std::make_unique<Reconciler>(std::move(c), std::move(m), options, hooks);
@@ -467,6 +482,35 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     CHECK(s.resizes == 0);             // no burst of resizes after a restart
     CHECK(loop.label("a") == kLarge);  // known at once, not relearnt
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
+}
+
+TEST_CASE("tick: after a restart, throttled shares from before the last growth grow nothing",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.pods["a"]["spec"]["containers"][0] = control_test::container("main", "1", "4Gi");
+    loop.use("a", 1.0, 1 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    const auto cpu_limit = [&] {
+        return *parse_quantity(loop.pods["a"]["spec"]["containers"][0]["resources"]["limits"]["cpu"]
+                                   .get<std::string>());
+    };
+    // Throttled at its limit until the policy grows it.
+    loop.metrics->throttled[{"ml", "a", "main"}] = 0.4;
+    for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
+    const double grown = cpu_limit();
+    REQUIRE(grown >= 1.5);
+    // The operator restarts at once: the shares of its next ticks average over periods throttled
+    // under the old limit (the fake serves 0.4 throughout). A raise at risk would skip the
+    // cooldown a restart starts with.
+    loop.restart();
+    for (int i = 0; i < 4; ++i) {  // the rate window: 4 ticks of 15 s
+        loop.tick();
+        CHECK(cpu_limit() <= grown);
+    }
+    // Past the window a share that stays throttled is the new limit's, and grows it.
+    for (int i = 0; i < 3; ++i) loop.tick();
+    CHECK(cpu_limit() > grown);
 }
 
 TEST_CASE("tick: after a restart a pod keeps the phase its label names until another holds",

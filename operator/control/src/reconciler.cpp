@@ -60,10 +60,24 @@ std::optional<std::string> annotation(const json& pod, const char* key) {
     return a[key].get<std::string>();
 }
 
+// The container's resources and status as a tracker input states them.
+void set_resources(TrackerInput& in, const ContainerResources& c, const json& pod) {
+    in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
+                    c.requests.memory.value_or(c.limits.memory.value_or(0))};
+    in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
+    const ContainerStatus r = container_status(pod, c.name);
+    in.restart_count = r.restart_count;
+    in.last_oom_killed = r.last_oom_killed;
+    in.applied_cpu_limit = r.applied_cpu_limit.value_or(0);
+}
+
 // Feeds a new tracker the container's recent samples (a range query's answer), in time order;
-// then restores the phase the pod's label shows and when it began.
+// then restores the phase the pod's label shows and when it began. The CPU limit is taken to
+// change `now`: the operator before this one may have grown it within a rate window, and the
+// shares of the next ticks, throttled under the old limit, would grow it once more.
 void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
-             const prom::ContainerKey& key, const ContainerResources& resources, const json& pod) {
+             const prom::ContainerKey& key, const ContainerResources& resources, const json& pod,
+             double now) {
     const auto found = history.series.find(key);
     if (found == history.series.end()) return;
     const auto& series = found->second;             // per history.features
@@ -89,12 +103,10 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
         in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
         in.cpu_throttled = throttled ? row[*throttled] : kNaN;
-        in.allocated = {resources.requests.cpu.value_or(0), resources.requests.memory.value_or(0)};
-        in.limits = {resources.limits.cpu.value_or(0), resources.limits.memory.value_or(0)};
-        const ContainerStatus r = container_status(pod, resources.name);
-        in.restart_count = r.restart_count;
+        set_resources(in, resources, pod);
         tracker.step(in);
     }
+    tracker.cpu_limit_changed_at(now);
     // The phase the pod showed, by its name in this model, goes on showing (since when, if an
     // annotation says so: mode Off writes none).
     const auto shown = label(pod, kPhaseLabel);
@@ -491,7 +503,7 @@ Columns columns_for(const prom::FeatureSnapshot& snap, const model::PhaseModel& 
 }
 
 // A container's input for this tick: its row of the snapshot (features only when all are
-// there), its resources and restarts.
+// there), its resources and status.
 TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& columns,
                            const prom::ContainerKey& key, const ContainerResources& c,
                            const json& pod, double now) {
@@ -512,13 +524,7 @@ TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& col
         if (columns.memory) in.usage.memory = row->second[*columns.memory];
         if (columns.throttled) in.cpu_throttled = row->second[*columns.throttled];
     }
-    in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
-                    c.requests.memory.value_or(c.limits.memory.value_or(0))};
-    in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
-    const ContainerStatus r = container_status(pod, c.name);
-    in.restart_count = r.restart_count;
-    in.last_oom_killed = r.last_oom_killed;
-    in.applied_cpu_limit = r.applied_cpu_limit.value_or(0);
+    set_resources(in, c, pod);
     return in;
 }
 
@@ -802,7 +808,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
                 const prom::FeatureHistory* h =
                     history(pass, spec.prometheus_url, deadline, summary, now);
                 if (h != nullptr)
-                    warm_up(*t.tracker, *h, prom::ContainerKey{pass.ns, name, c.name}, c, pod);
+                    warm_up(*t.tracker, *h, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
             }
         }
         t.seen = true;

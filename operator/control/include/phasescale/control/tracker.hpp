@@ -105,6 +105,9 @@ public:
     const model::PhaseModel& model() const { return *model_; }
     // Restores the shown phase across operator restarts (from the pod's label and annotations).
     void restore_shown(int phase, double since) { shown_.restore(phase, since); }
+    // Takes the CPU limit to change at `timestamp`: a throttled share counts only once its rate
+    // window lies wholly after it (cpu_throttled).
+    void cpu_limit_changed_at(double timestamp) { cpu_limit_since_ = timestamp; }
 
 private:
     double cpu_throttled(const TrackerInput& in);
