@@ -272,6 +272,19 @@ void read_core(const Node& doc, PhaseModel& model) {
     if (model.centroids.rows() == 0) fail(centroids.path, "expected at least one centroid");
 }
 
+// One summary per usage column, by the column's name; no other key.
+std::vector<Summary> read_column_summaries(const Node& n, const std::vector<std::string>& columns) {
+    std::vector<Summary> summaries;
+    for (const auto& column : columns) summaries.push_back(read_summary(n.at(column)));
+    if (n.json.size() != columns.size()) {
+        for (const auto& [key, value] : n.json.items()) {
+            if (std::find(columns.begin(), columns.end(), key) == columns.end())
+                fail(member(n.path, key), "not one of usage_columns");
+        }
+    }
+    return summaries;
+}
+
 PhaseStatistics read_statistics(const Node& n, int k) {
     PhaseStatistics s;
     s.usage_columns = read_strings(n.at("usage_columns"), true);
@@ -283,17 +296,10 @@ PhaseStatistics read_statistics(const Node& n, int k) {
         const Node phase = phases.at(static_cast<std::size_t>(p));
         PhaseStats ps;
         ps.samples = read_count(phase.at("samples"));
-        const Node usage = phase.at("usage");
-        for (const auto& column : s.usage_columns)
-            ps.usage.push_back(read_summary(usage.at(column)));
-        if (usage.json.size() != s.usage_columns.size()) {
-            for (const auto& [key, value] : usage.json.items()) {
-                if (std::find(s.usage_columns.begin(), s.usage_columns.end(), key) ==
-                    s.usage_columns.end()) {
-                    fail(member(usage.path, key), "not one of usage_columns");
-                }
-            }
-        }
+        ps.usage = read_column_summaries(phase.at("usage"), s.usage_columns);
+        // Models written before the rise was kept have none: the policy then provisions none.
+        if (phase.json.contains("rise"))
+            ps.rise = read_column_summaries(phase.at("rise"), s.usage_columns);
         ps.visit_samples = read_summary(phase.at("visit_samples"));
         ps.visit_seconds = read_summary(phase.at("visit_seconds"));
         ps.distance = read_summary(phase.at("distance"));
@@ -477,24 +483,29 @@ Json write_statistics(const PhaseStatistics& s) {
     for (std::size_t p = 0; p < s.phases.size(); ++p) {
         const PhaseStats& ps = s.phases[p];
         const std::string at = element(path + ".phases", p);
-        if (ps.usage.size() != s.usage_columns.size()) {
-            fail(member(at, "usage"), std::to_string(ps.usage.size()) + " summaries for " +
+        const auto by_column = [&](const std::vector<Summary>& summaries, const char* key) {
+            if (summaries.size() != s.usage_columns.size()) {
+                fail(member(at, key), std::to_string(summaries.size()) + " summaries for " +
                                           std::to_string(s.usage_columns.size()) +
                                           " usage columns");
-        }
-        Json usage = Json::object();
-        for (std::size_t c = 0; c < ps.usage.size(); ++c) {
-            const std::string& column = s.usage_columns[c];
-            usage[column] = write_summary(ps.usage[c], member(member(at, "usage"), column));
-        }
+            }
+            Json out = Json::object();
+            for (std::size_t c = 0; c < summaries.size(); ++c) {
+                const std::string& column = s.usage_columns[c];
+                out[column] = write_summary(summaries[c], member(member(at, key), column));
+            }
+            return out;
+        };
         const auto summary = [&](const Summary& x, const char* key) {
             return write_summary(x, member(at, key));
         };
-        phases.push_back(Json{{"samples", ps.samples},
-                              {"usage", std::move(usage)},
-                              {"visit_samples", summary(ps.visit_samples, "visit_samples")},
-                              {"visit_seconds", summary(ps.visit_seconds, "visit_seconds")},
-                              {"distance", summary(ps.distance, "distance")}});
+        Json phase{{"samples", ps.samples},
+                   {"usage", by_column(ps.usage, "usage")},
+                   {"visit_samples", summary(ps.visit_samples, "visit_samples")},
+                   {"visit_seconds", summary(ps.visit_seconds, "visit_seconds")},
+                   {"distance", summary(ps.distance, "distance")}};
+        if (!ps.rise.empty()) phase["rise"] = by_column(ps.rise, "rise");
+        phases.push_back(std::move(phase));
     }
     Json sequences = Json::array();
     for (const auto& seq : s.sequences) {

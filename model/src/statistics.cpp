@@ -88,6 +88,25 @@ std::vector<Visit> visits_of(const std::vector<int>& phases) {
     return visits;
 }
 
+// Per phase and usage column, each sample's rise: the most usage reaches within the next
+// kRiseSeconds over the sample's own usage.
+void add_rises(const LabelledExecution& e, std::vector<std::vector<std::vector<double>>>& rises) {
+    const std::vector<double>& t = *e.timestamps;
+    for (std::size_t i = 0; i < e.phases.size(); ++i) {
+        if (e.phases[i] < 0) continue;
+        for (Eigen::Index c = 0; c < e.usage.cols(); ++c) {
+            const double now = e.usage(static_cast<Eigen::Index>(i), c);
+            if (!(now > 0)) continue;
+            double most = -1;
+            for (std::size_t j = i + 1; j < t.size() && t[j] - t[i] <= kRiseSeconds; ++j)
+                most = std::max(most, e.usage(static_cast<Eigen::Index>(j), c));
+            if (most >= 0)
+                rises[static_cast<std::size_t>(e.phases[i])][static_cast<std::size_t>(c)].push_back(
+                    most / now);
+        }
+    }
+}
+
 }  // namespace
 
 PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executions, int phases,
@@ -97,6 +116,8 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
     std::vector<std::vector<std::vector<double>>> usage(k,
                                                         std::vector<std::vector<double>>(columns));
     std::vector<std::vector<double>> visit_samples(k), visit_seconds(k), distances(k);
+    std::vector<std::vector<std::vector<double>>> rises(k,
+                                                        std::vector<std::vector<double>>(columns));
     std::map<std::vector<int>, std::size_t> sequence_counts;
 
     PhaseStatistics stats;
@@ -120,6 +141,7 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
             for (std::size_t c = 0; c < columns; ++c) usage[p][c].push_back(e.usage(i, c));
             distances[p].push_back(e.distances[i]);
         }
+        add_rises(e, rises);
         const std::vector<Visit> visits = visits_of(e.phases);
         std::vector<int> sequence;
         for (std::size_t v = 0; v < visits.size(); ++v) {
@@ -142,6 +164,7 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
         s.visit_samples = Summary::of(visit_samples[p]);
         s.visit_seconds = Summary::of(visit_seconds[p]);
         s.distance = Summary::of(distances[p]);
+        for (std::size_t c = 0; c < columns; ++c) s.rise.push_back(Summary::of(rises[p][c]));
     }
     for (const auto& [phases_seen, count] : sequence_counts)
         stats.sequences.push_back({phases_seen, count});

@@ -89,6 +89,7 @@ PhaseModel hand_model() {
         ps.visit_samples = summary(7 + p);
         ps.visit_seconds = summary(310.5 + p);
         ps.distance = summary(0.01 / 3 + p);
+        if (p != 2) ps.rise = {summary(1.5 + p), summary(1.1 + p)};  // phase 2: an older model's
         s.phases.push_back(ps);
     }
     s.transitions = Matrix::Zero(3, 3);
@@ -176,6 +177,9 @@ void require_same(const PhaseModel& a, const PhaseModel& b) {
             CHECK(same(s.phases[p].visit_samples, t.phases[p].visit_samples));
             CHECK(same(s.phases[p].visit_seconds, t.phases[p].visit_seconds));
             CHECK(same(s.phases[p].distance, t.phases[p].distance));
+            REQUIRE(s.phases[p].rise.size() == t.phases[p].rise.size());
+            for (std::size_t u = 0; u < s.phases[p].rise.size(); ++u)
+                CHECK(same(s.phases[p].rise[u], t.phases[p].rise[u]));
         }
         CHECK(same(s.transitions, t.transitions));
         REQUIRE(s.sequences.size() == t.sequences.size());
@@ -254,6 +258,9 @@ TEST_CASE("model files round-trip every number bit for bit", "[model-file]") {
     const Json doc = Json::parse(text);
     CHECK(doc.begin().key() == "format");
     CHECK(doc["version"] == kModelVersion);
+    // A phase without rises (a model written before they were kept) has no "rise" member.
+    CHECK(doc["statistics"]["phases"][0].contains("rise"));
+    CHECK_FALSE(doc["statistics"]["phases"][2].contains("rise"));
     // Written for readers: transitions normalised per row.
     CHECK(doc["statistics"]["transition_probabilities"][0][1].get<double>() == 0.8);
 }
@@ -502,6 +509,14 @@ TEST_CASE("model statistics are checked on load: non-negative, quantiles in orde
               Json& s = d["statistics"]["phases"][2]["distance"];
               s["p90"] = s["p95"].get<double>() * 2 + 1;
           }).find("statistics.phases[2].distance.p95: expected at least p90") != std::string::npos);
+    // Rises alike: per usage column, checked as every statistic.
+    CHECK(error_after([](Json& d) {
+              d["statistics"]["phases"][1]["rise"]["mem.working.set"]["p95"] = -2;
+          }) ==
+          "model.json: statistics.phases[1].rise[\"mem.working.set\"].p95: expected a statistic "
+          ">= 0, got -2");
+    CHECK(error_after([](Json& d) { d["statistics"]["phases"][0]["rise"]["gpu"] = Json{}; }) ==
+          "model.json: statistics.phases[0].rise.gpu: not one of usage_columns");
     // The shipped model passes.
     CHECK_NOTHROW(resolve_model("default"));
 }

@@ -65,3 +65,25 @@ TEST_CASE("phase statistics: usage, visits, transitions and sequences", "[statis
     CHECK(s.sequences[0].phases == std::vector<int>{0, 1, 0});
     CHECK(s.sequences[0].executions == 2);
 }
+
+TEST_CASE("phase statistics: the rise, the most usage reached within the next minute",
+          "[statistics]") {
+    const std::vector<double> t = {0, 20, 40, 60, 80, 200, 300};
+    LabelledExecution e;
+    e.timestamps = &t;
+    e.phases = {-1, 0, 0, 1, 1, 0, 0};
+    e.usage = Matrix{{0, 1}, {1, 100}, {1, 150}, {2, 300}, {2, 0}, {1, 200}, {1, 400}};
+    e.distances = std::vector<double>(t.size(), 0.1);
+    const PhaseStatistics s = compute_statistics({e}, 2, {"cpu", "mem"});
+    // Phase 0: 20 s (100) reaches 300 within 60 s: 3; 40 s (150) reaches 300 at 60 s: 2. 200 s
+    // has nothing within a minute (300 s is 100 s later), and nor has the last sample.
+    const Summary& rise0 = s.phases[0].rise[1];
+    CHECK(rise0.count == 2);
+    CHECK(rise0.max == Approx(3));
+    CHECK(rise0.p50 == Approx(2.5));
+    // Phase 1: 60 s (300) falls to 0 at 80 s: 0. A sample of no usage (80 s) has no ratio.
+    CHECK(s.phases[1].rise[1].count == 1);
+    CHECK(s.phases[1].rise[1].max == 0);
+    // Every column has its own: CPU 1 -> 2 from 20 s and 40 s.
+    CHECK(s.phases[0].rise[0].p50 == Approx(2));
+}

@@ -23,7 +23,12 @@ struct PhaseStats {
     Summary visit_samples;       // length of each visit in samples
     Summary visit_seconds;       // from a visit's first sample to the next visit's (or the end)
     Summary distance;            // Euclidean distance of its samples' activations to its centroid
+    // One per usage column: the most usage reaches within the next kRiseSeconds, as a ratio to
+    // the sample's own (samples with a later sample within that time and usage above 0).
+    std::vector<Summary> rise;
 };
+
+inline constexpr double kRiseSeconds = 60;
 
 // A phase sequence (visits, consecutive repeats collapsed) shared by several executions.
 struct PhaseSequence {
