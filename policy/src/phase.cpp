@@ -58,6 +58,7 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
     // Check the quantiles now rather than at the first sample.
     statistic({}, options_.cpu_quantile);
     statistic({}, options_.memory_quantile);
+    if (options_.rise_quantile != 0) statistic({}, options_.rise_quantile);
     if (options_.debounce < 1) throw model::InputError("phase policy: debounce must be at least 1");
     if (options_.adapt_samples < 0)
         throw model::InputError("phase policy: adapt samples must not be negative");
@@ -252,6 +253,19 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
     return want;
 }
 
+// The latest memory usage times the stable phase's rise in the model's statistics (its
+// `rise_quantile`): a phase whose training samples were followed within a minute by more memory
+// (a ramp into the next phase, a checkpoint's copy of the state) is provisioned for it before it
+// comes, in executions the model never saw too (a ratio carries over between sizes). 0 without a
+// known phase of the model, or without such statistics (a model written before they were kept).
+double PhaseRecommender::rising_memory() const {
+    if (options_.rise_quantile <= 0 || options_.no_model || !stable_ || unknown_) return 0;
+    const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*stable_)];
+    if (s.rise.size() <= memory_column_) return 0;
+    const double rise = statistic(s.rise[memory_column_], options_.rise_quantile);
+    return latest_usage_.memory * std::min(rise, kLargestPhaseStep);
+}
+
 // The memory of the phases likely to follow the stable one, once its visit may end before the
 // next resize; 0 otherwise. Where this container has been in such a phase, what it used there;
 // else its usage in the stable phase scaled by the step the model's statistics show between the
@@ -289,16 +303,19 @@ double PhaseRecommender::upcoming_memory() const {
 }
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
-// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there).
+// horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there). Memory is
+// also never below the stable phase's rise (rising_memory), a quantile of what followed within a
+// minute, which needs no margin on top.
 Amount PhaseRecommender::size(Amount want) const {
     auto sized = [](double estimate, double floor, double margin) {
         return std::max(estimate * (1 + margin), floor);
     };
+    const double memory = sized(
+        want.memory, usage_floor(projected_memory(), options_.headroom.memory, memory_margin()),
+        memory_margin());
     return {sized(want.cpu, usage_floor(latest_usage_.cpu, options_.headroom.cpu, cpu_margin()),
                   cpu_margin()),
-            sized(want.memory,
-                  usage_floor(projected_memory(), options_.headroom.memory, memory_margin()),
-                  memory_margin())};
+            std::max(memory, rising_memory())};
 }
 
 // The margins in force: the autoscaler's plus what the online risk targets added.

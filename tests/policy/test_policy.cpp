@@ -17,6 +17,7 @@ namespace {
 
 using phasescale::testing::GiB;
 using phasescale::testing::MiB;
+using phasescale::testing::summary;
 using phasescale::testing::two_phase_model;
 
 ActuationOptions actuation(int delay, double min_change) {
@@ -521,6 +522,41 @@ TEST_CASE("phase: memory looks ahead to the likely next phase before the visit m
     REQUIRE(r.phase() == 0);
     // Back in phase 0 and near its end again: what it used in phase 1, 3 GiB.
     CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(3 * GiB));
+}
+
+TEST_CASE("phase: memory is provisioned for the rise the phase's training samples saw",
+          "[policy][phase]") {
+    model::PhaseModel m = two_phase_model();
+    // In phase 0's training samples memory rose within a minute by up to 1.6x (p95), 2x (p99).
+    m.statistics->phases[0].rise = {summary(1, 1, 1, 1), summary(1.1, 1.6, 2, 2.5)};
+    PhaseOptions o = over_horizon();
+    o.memory_keep = 0;
+    const auto memory_after = [&](PhaseOptions options) {
+        PhaseRecommender r(m, options);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (int i = 0; i < 4; ++i) a = feed(0.5, 0.5 * GiB);
+        REQUIRE(r.phase() == 0);
+        return a->request.memory;
+    };
+    CHECK(memory_after(o) == Approx(0.8 * GiB));  // the latest 0.5 GiB x 1.6, no margin on top
+    o.rise_quantile = 0.99;
+    CHECK(memory_after(o) == Approx(1 * GiB));
+    o.rise_quantile = 0;  // off: the container's own p99 in the phase
+    CHECK(memory_after(o) == Approx(0.5 * GiB));
+    o.rise_quantile = 0.95;
+    o.margins = {0, 0.1};  // within the margin the rise adds nothing
+    m.statistics->phases[0].rise[1] = summary(1, 1.05, 1.05, 1.05);
+    CHECK(memory_after(o) == Approx(0.55 * GiB));
+    // A model written before rises were kept provisions none; the ablation without the model
+    // neither.
+    m.statistics->phases[0].rise.clear();
+    CHECK(memory_after(o) == Approx(0.55 * GiB));
+    m.statistics->phases[0].rise = {summary(1, 1, 1, 1), summary(1.1, 1.6, 2, 2.5)};
+    o.no_model = true;
+    CHECK(memory_after(o) == Approx(0.55 * GiB));
+    o.rise_quantile = 0.97;  // not kept in the statistics
+    CHECK_THROWS_WITH(PhaseRecommender(m, o), Catch::Contains("quantile"));
 }
 
 TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {
