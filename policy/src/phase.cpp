@@ -253,16 +253,22 @@ std::optional<Amount> PhaseRecommender::estimate(const Sample* next) {
     return want;
 }
 
-// The latest memory usage times the stable phase's rise in the model's statistics (its
-// `rise_quantile`): a phase whose training samples were followed within a minute by more memory
-// (a ramp into the next phase, a checkpoint's copy of the state) is provisioned for it before it
-// comes, in executions the model never saw too (a ratio carries over between sizes). 0 without a
-// known phase of the model, or without such statistics (a model written before they were kept).
+// The latest memory usage times the rise in the model's statistics (its `rise_quantile`) of the
+// stable phase, or of the phase the latest sample is in where that rises more (before the
+// debounce: a floor errs on the safe side). A phase whose training samples were followed within a
+// minute by more memory (a ramp into the next phase, a checkpoint's copy of the state) is
+// provisioned for it before it comes, in executions the model never saw too (a ratio carries over
+// between sizes). 0 without a known phase of the model, or without such statistics (a model
+// written before they were kept).
 double PhaseRecommender::rising_memory() const {
     if (options_.rise_quantile <= 0 || options_.no_model || !stable_ || unknown_) return 0;
-    const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(*stable_)];
-    if (s.rise.size() <= memory_column_) return 0;
-    const double rise = statistic(s.rise[memory_column_], options_.rise_quantile);
+    const auto rise_of = [&](int phase) {
+        const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
+        return s.rise.size() <= memory_column_
+                   ? 0.0
+                   : statistic(s.rise[memory_column_], options_.rise_quantile);
+    };
+    const double rise = std::max(rise_of(*stable_), candidate_run_ > 0 ? rise_of(candidate_) : 0);
     return latest_usage_.memory * std::min(rise, kLargestPhaseStep);
 }
 

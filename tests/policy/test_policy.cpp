@@ -557,6 +557,19 @@ TEST_CASE("phase: memory is provisioned for the rise the phase's training sample
     CHECK(memory_after(o) == Approx(0.55 * GiB));
     o.rise_quantile = 0.97;  // not kept in the statistics
     CHECK_THROWS_WITH(PhaseRecommender(m, o), Catch::Contains("quantile"));
+
+    // The latest sample is in phase 1, which rises 3x, before the debounce makes it the stable
+    // phase: its rise counts already.
+    model::PhaseModel rising = two_phase_model();
+    rising.statistics->phases[1].rise = {summary(1, 1, 1, 1), summary(1, 3, 3, 3)};
+    PhaseOptions p = over_horizon();
+    p.memory_keep = 0;
+    PhaseRecommender r(rising, p);
+    Feed feed{r};
+    for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
+    const std::optional<Allocation> a = feed(1.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    CHECK(a->request.memory == Approx(1.5 * GiB));
 }
 
 TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {

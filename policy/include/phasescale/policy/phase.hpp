@@ -45,11 +45,11 @@ struct PhaseOptions {
     double horizon_s = 0;
     double likely_next = 0.2;
     // Memory at least the latest usage times this quantile (0.5, 0.9, 0.95, 0.99 or 1) of the
-    // stable phase's rise in the model's statistics: how far memory climbed within a minute of
-    // the phase's training samples (model::kRiseSeconds). 0: off. On the generated jobs of
-    // bench/savings.sh 0.95 cut the OOM kills by a fifth (91 to 72, most at warm-up ramps) for
-    // 2.9% more memory, 0.99 to 26 for 39% more; on the runs of other programs it changed
-    // nothing, on AI4DL's sample.csv it cost 8.5% (its start-up ramp): docs/savings.md.
+    // phase's rise in the model's statistics: how far memory climbed within a minute of the
+    // phase's training samples (model::kRiseSeconds). 0: off. On the generated jobs of
+    // bench/savings.sh 0.95 cut the OOM kills by a third (91 to 62, most at warm-up ramps) for
+    // 5.4% more memory; on the runs of other programs it changed nothing, on AI4DL's sample.csv
+    // it cost 8.5% (its start-up ramp): docs/savings.md.
     double rise_quantile = 0.95;
     // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
     // provisioned for where it will be if it goes on growing at that rate (loading data, filling
