@@ -310,7 +310,7 @@ double PhaseRecommender::upcoming_memory() const {
 
 // The estimate times (1 + margin), never below the latest usage (memory: plus its growth over the
 // horizon) times (1 + headroom) and (1 + margin) (a margin below 0 counts as 0 there). Memory is
-// also never below the stable phase's rise (rising_memory), a quantile of what followed within a
+// also never below the phase's rise (rising_memory), a quantile of what followed within a
 // minute, which needs no margin on top.
 Amount PhaseRecommender::size(Amount want) const {
     auto sized = [](double estimate, double floor, double margin) {
