@@ -97,13 +97,14 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
     for (const std::string& f : tracker.model().features) columns.push_back(column(f));
     const auto cpu = column(prom::kCpuFeature), memory = column(prom::kMemoryFeature),
                throttled = column(prom::kThrottledFeature);
+    TrackerInput in_force;  // the resources and status now, the same for every sample
+    set_resources(in_force, resources, pod);
     for (const auto& [t, row] : rows) {
-        TrackerInput in;
+        TrackerInput in = in_force;
         in.timestamp = static_cast<double>(t) / 1000.0;
         for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
         in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
         in.cpu_throttled = throttled ? row[*throttled] : kNaN;
-        set_resources(in, resources, pod);
         tracker.step(in);
     }
     tracker.cpu_limit_changed_at(now);
