@@ -25,15 +25,18 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
            changed(current.request.memory, wanted.request.memory);
 }
 
-PerResource at_risk(const Sample& sample, Margins safety_margins) {
+PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before) {
     const auto within_margin = [](double usage, double margin, double line) {
         return line > 0 && usage * (1 + std::max(0.0, margin)) >= line;
     };
     const double cpu_line = std::max(sample.allocated.cpu, sample.limit.cpu);
+    const double memory = sample.usage.memory;
+    const double memory_line = oom_line(sample);
+    const bool ramp = memory_before > 0 && memory > memory_before && memory_line > 0 &&
+                      memory + (memory - memory_before) >= memory_line;
     return {
         sample.cpu_throttled > 0 || within_margin(sample.usage.cpu, safety_margins.cpu, cpu_line),
-        sample.oom_killed ||
-            within_margin(sample.usage.memory, safety_margins.memory, oom_line(sample))};
+        sample.oom_killed || ramp || within_margin(memory, safety_margins.memory, memory_line)};
 }
 
 PerResource raises(const Amount& current, const Amount& wanted, Margins safety_margins) {
@@ -67,7 +70,8 @@ const Allocation& Actuator::advance(double now) {
 }
 
 void Actuator::decide(const std::optional<Allocation>& wanted, const Sample& sample) {
-    at_risk_ |= at_risk(sample, options_.safety_margins);
+    at_risk_ |= at_risk(sample, options_.safety_margins, memory_before_);
+    memory_before_ = sample.usage.memory;
     decide(wanted);
 }
 

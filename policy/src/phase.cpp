@@ -140,6 +140,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     const bool on_starting_request = young();
     seen_recently_.push(sample.usage);
     ++observed_;
+    const double memory_before = latest_usage_.memory;
     latest_usage_ = sample.usage;
     cpu_in_force_ = sample.allocated.cpu;
     memory_in_force_ = sample.allocated.memory;
@@ -147,8 +148,9 @@ void PhaseRecommender::observe(const Sample& sample) {
     const bool throttled =
         sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
     throttled_run_ = throttled ? throttled_run_ + 1 : 0;
-    // Or OOM-killed, or memory within its margin of the OOM line: the Actuator's memory risk.
-    constrained_ = throttled || at_risk(sample, {0, memory_margin()}).memory;
+    // Or OOM-killed, or memory within its margin of the OOM line or ramping to it: the Actuator's
+    // memory risk.
+    constrained_ = throttled || at_risk(sample, {0, memory_margin()}, memory_before).memory;
     if (recent_memory_.size() == options_.trend_samples && options_.trend_samples > 0)
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);

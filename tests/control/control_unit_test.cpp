@@ -436,7 +436,8 @@ TEST_CASE("tracker: an OOM kill with a new restart count bumps memory once", "[u
     CHECK(s.recommendation->request.memory >= 2 * GiB * 1.2);
 }
 
-TEST_CASE("tracker: memory within the safety margin of the limit is at risk", "[unit]") {
+TEST_CASE("tracker: memory within the safety margin of the limit, or ramping to it, is at risk",
+          "[unit]") {
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // margin 0.1
     ContainerTracker t(model_ptr(), spec);
     TrackerInput in = input(100, 0.3, 1.8 * GiB, 1, 2 * GiB);
@@ -454,6 +455,18 @@ TEST_CASE("tracker: memory within the safety margin of the limit is at risk", "[
     in.timestamp = 104;
     in.usage.cpu = in.features[0] = 0.95;
     CHECK(t.step(in).at_risk.cpu);
+    // Memory ramping to its line (4 GiB): 2.8 after 1.85 is within no margin, and the same growth
+    // once more (3.75) stays below it; 3.5 after 2.8 is within no margin either (3.85), but 0.7
+    // more reaches the line: at risk before the margin is used up. 3.55 after 3.5: neither.
+    in.timestamp = 105;
+    in.usage.memory = in.features[1] = 2.8 * GiB;
+    CHECK_FALSE(t.step(in).at_risk.memory);
+    in.timestamp = 106;
+    in.usage.memory = in.features[1] = 3.5 * GiB;
+    CHECK(t.step(in).at_risk.memory);
+    in.timestamp = 107;
+    in.usage.memory = in.features[1] = 3.55 * GiB;
+    CHECK_FALSE(t.step(in).at_risk.memory);
 }
 
 TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[unit]") {

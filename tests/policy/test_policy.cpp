@@ -708,8 +708,8 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     CHECK(act.resizes() == 2);
 
     // The OOM line is the limit, the request where there is none.
-    const auto memory_at_risk = [](const Sample& s, double margin) {
-        return at_risk(s, {0, margin}).memory;
+    const auto memory_at_risk = [](const Sample& s, double margin, double before = 0) {
+        return at_risk(s, {0, margin}, before).memory;
     };
     CHECK(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.1));
     Sample burstable = at(0, 1, 1.85 * GiB, {1, 2 * GiB});
@@ -717,6 +717,31 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     CHECK_FALSE(memory_at_risk(burstable, 0.1));
     CHECK_FALSE(memory_at_risk(at(0, 1, 1.85 * GiB, {1, 2 * GiB}), 0.05));  // a smaller margin
     CHECK(memory_at_risk(at(0, 1, 2 * GiB, {1, 2 * GiB}), 0));
+    // A ramp: 1.7 GiB of 2 is within no 10% margin (1.87), but grew by 0.4 GiB since the sample
+    // before, and 0.4 more reaches the line; by 0.2, it does not; falling memory is no ramp.
+    CHECK(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.3 * GiB));
+    CHECK_FALSE(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.5 * GiB));
+    CHECK_FALSE(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.9 * GiB));
+}
+
+TEST_CASE("actuator: memory ramping to its limit faster than the margin skips the cooldown",
+          "[policy]") {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    o.safety_margins = {0.1, 0.1};
+    Actuator act(guaranteed({1, GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({1, 2 * GiB}));
+    CHECK(act.advance(15).request.memory == 2 * GiB);
+    // 1.3 then 1.5 GiB of 2: 0.2 more would be 1.7, the cooldown holds.
+    act.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.3 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(30).request.memory == 2 * GiB);
+    act.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.5 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(45).request.memory == 2 * GiB);
+    // 1.8: 0.3 more would be 2.1, over the line the margin has not reached yet (1.98): now.
+    act.decide(guaranteed({1, 3 * GiB}), at(45, 1, 1.8 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(50).request.memory == 3 * GiB);
+    CHECK(act.resizes() == 2);
 }
 
 TEST_CASE(
@@ -747,7 +772,7 @@ TEST_CASE(
     CHECK(act.advance(60).request.cpu == 3);
 
     // The CPU line is the limit where one is set above the request.
-    const auto cpu_at_risk = [](const Sample& s) { return at_risk(s, {0.1, 0.1}).cpu; };
+    const auto cpu_at_risk = [](const Sample& s) { return at_risk(s, {0.1, 0.1}, 0).cpu; };
     CHECK(cpu_at_risk(at(0, 1.9, GiB, {2, 2 * GiB})));
     Sample burstable = at(0, 1.9, GiB, {2, 2 * GiB});
     burstable.limit = {4, 2 * GiB};

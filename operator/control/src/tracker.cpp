@@ -131,7 +131,8 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     ++samples_;
     out.observed = true;
     out.oom_killed = s.oom_killed;
-    out.at_risk = policy::at_risk(s, safety_margins_);
+    out.at_risk = policy::at_risk(s, safety_margins_, memory_before_);
+    memory_before_ = s.usage.memory;
     out.phase = recommender_.phase();
     if (out.phase && out.phase != before) {
         out.phase_changed = true;

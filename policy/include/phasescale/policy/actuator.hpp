@@ -52,7 +52,8 @@ private:
     std::deque<std::optional<Allocation>> pending_;
     std::size_t resizes_ = 0;
     std::optional<double> last_resize_;
-    PerResource at_risk_;  // since the last resize
+    PerResource at_risk_;       // since the last resize
+    double memory_before_ = 0;  // the memory usage of the sample before (at_risk)
 };
 
 // True when `wanted` differs from `current` by more than `min_change` in either request.
@@ -64,11 +65,14 @@ Allocation no_cut(const Allocation& current, Allocation wanted);
 // The resources a sample puts at risk, by the autoscaler's safety margins (one below 0 counts as
 // 0). Memory: the container was OOM-killed, or its usage x (1 + margin) reaches the OOM line (the
 // limit, the request where none is set): a ramp that has used up the margin is one step from a
-// kill. CPU: it was throttled at its limit, or its usage x (1 + margin) reaches the request (the
-// limit, where that is higher): the headroom asked for is used up, and a phase that needs more may
-// have begun (usage averaged over a sample can stay below a limit that bursts hit). Either way the
-// next resize that raises it (`raises`) cannot wait a cooldown.
-PerResource at_risk(const Sample& sample, Margins safety_margins);
+// kill; or its usage grew since the sample before (`memory_before`, its usage then; 0: none) and
+// the same growth once more reaches the line: a ramp that climbs faster than the margin is one
+// step from a kill too, before it uses the margin up. CPU: it was throttled at its limit, or its
+// usage x (1 + margin) reaches the request (the limit, where that is higher): the headroom asked
+// for is used up, and a phase that needs more may have begun (usage averaged over a sample can stay
+// below a limit that bursts hit). Either way the next resize that raises it (`raises`) cannot wait
+// a cooldown.
+PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);

@@ -77,9 +77,9 @@ struct TrackerStep {
     // "not_positive", "too_large", "above_node"; empty otherwise.
     std::string rejected;
     bool oom_killed = false;  // a new OOM kill was seen in this sample
-    // The resources this sample put at risk (policy::at_risk: that kill, or usage within the
-    // safety margin of the OOM line or of the CPU request): more of them need not wait for the
-    // cooldown.
+    // The resources this sample put at risk (policy::at_risk: that kill, usage within the safety
+    // margin of the OOM line or of the CPU request, or memory whose growth since the sample before,
+    // once more, reaches the OOM line): more of them need not wait for the cooldown.
     policy::PerResource at_risk;
     bool phase_changed = false;
     std::optional<int> phase;                          // the stable phase after this sample
@@ -116,6 +116,7 @@ private:
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
     policy::Margins safety_margins_;  // the spec's
+    double memory_before_ = 0;        // the memory usage of the latest sample observed (at_risk)
     // The CPU limit of the latest input, asked and applied, and since when.
     std::optional<std::pair<double, double>> cpu_limit_;
     double cpu_limit_since_ = -std::numeric_limits<double>::infinity();
