@@ -29,7 +29,7 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
 
 // The online update's reach: margins stay within these, whatever a container does.
 constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
-// A phase step taken from the model's statistics never multiplies memory by more than this.
+// A phase's rise from the model's statistics never multiplies memory by more than this.
 constexpr double kLargestPhaseStep = 4;
 
 // The quantile q of one resource over a container's own samples (0 without any).
@@ -275,37 +275,27 @@ double PhaseRecommender::rising_memory() const {
 }
 
 // The memory of the phases likely to follow the stable one, once its visit may end before the
-// next resize; 0 otherwise. Where this container has been in such a phase, what it used there;
-// else its usage in the stable phase scaled by the step the model's statistics show between the
-// two phases (a ratio carries over between executions of different sizes, absolute sizes do not).
+// next resize; 0 otherwise: what this container used in the likely next phases it has been in. A
+// phase it has not been in adds nothing here (the rise of its phase covers the step into it): the
+// model's absolute sizes come from other executions, and the ratio between two phases' sizes
+// mixes executions of other sizes (it held the torch runs of bench/savings.sh 30% above their
+// flat memory for nothing).
 double PhaseRecommender::upcoming_memory() const {
     const auto from = static_cast<Eigen::Index>(*stable_);
     const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
     if (static_cast<double>(visit_samples_) + horizon_samples() <
         phases[static_cast<std::size_t>(from)].visit_samples.p50)
         return 0;
-    const auto own_memory = [&](Eigen::Index phase) -> std::optional<double> {
-        const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(phase)];
-        if (seen.empty()) return std::nullopt;
-        return own_quantile(seen, &Amount::memory, options_.memory_quantile);
-    };
-    const double here = own_memory(from).value_or(latest_usage_.memory);
-    const double model_here = statistic(
-        phases[static_cast<std::size_t>(from)].usage[memory_column_], options_.memory_quantile);
     const model::Matrix& transitions = model_->statistics->transitions;
     const double visits_from = transitions.row(from).sum();
     if (visits_from <= 0) return 0;  // no training visit ever left this phase
     double most = 0;
     for (Eigen::Index to = 0; to < transitions.cols(); ++to) {
-        if (to == from || transitions(from, to) < options_.likely_next * visits_from) continue;
-        if (const std::optional<double> seen = own_memory(to)) {
-            most = std::max(most, *seen);
-        } else if (model_here > 0) {
-            const double there =
-                statistic(phases[static_cast<std::size_t>(to)].usage[memory_column_],
-                          options_.memory_quantile);
-            most = std::max(most, here * std::min(there / model_here, kLargestPhaseStep));
-        }
+        const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(to)];
+        if (to == from || seen.empty() ||
+            transitions(from, to) < options_.likely_next * visits_from)
+            continue;
+        most = std::max(most, own_quantile(seen, &Amount::memory, options_.memory_quantile));
     }
     return most;
 }

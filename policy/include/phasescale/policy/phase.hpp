@@ -41,7 +41,7 @@ struct PhaseOptions {
     // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
     // costs a job its progress; so once the visit may end within `horizon_s` (the phase's median
     // visit, in samples), memory also covers the likely next phases (transition probability at
-    // least `likely_next`) at what this container used there. 0: none.
+    // least `likely_next`) at what this container used there, where it has been in them. 0: none.
     double horizon_s = 0;
     double likely_next = 0.2;
     // Memory at least the latest usage times this quantile (0.5, 0.9, 0.95, 0.99 or 1) of the
