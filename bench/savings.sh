@@ -4,7 +4,8 @@
 #   NAME.defaults.*  the shipped defaults: every policy as a user runs it (`phase` as a
 #                    PhaseAutoscaler with the CRD's defaults), no calibration;
 #   NAME.*           equal risk: every policy's margins calibrated on the training executions:
-#                    phase's to 95% CPU fulfilment and no more OOM kills than the VPA there, the
+#                    phase's to 95% CPU fulfilment and no more OOM kills than the VPA there
+#                    (each replayed with a model that never saw it: simulate --inner-folds), the
 #                    others' to the risk phase reached (less, when its margins stop at 0).
 # Run from anywhere after scripts/build.sh; writes out/savings/*.json and *.html, prints one table
 # per run and a summary (bench/savings-table.sh) at the end.

@@ -325,6 +325,12 @@ Command add_simulate_command(CLI::App& parent) {
                     "when its margins cannot go below 0) (default 0: no calibration, each "
                     "policy's own settings)")
         ->check(CLI::Range(0.0, 0.999999));
+    app->add_option("--inner-folds", o.inner_folds,
+                    "With --target-fulfilment and a split: phase is calibrated on the training "
+                    "executions with models that never saw them, trained on the other inner folds "
+                    "of the training set (at most this many; 0: with the fold's own model, which "
+                    "knows them and so reaches less risk there than held out)")
+        ->check(CLI::NonNegativeNumber);
     app->add_option("--train-fraction", o.train_fraction,
                     "Hold out executions: this share trains, the rest is scored")
         ->check(CLI::Range(0.0, 0.999999));

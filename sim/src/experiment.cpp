@@ -132,15 +132,15 @@ std::unique_ptr<policy::Recommender> PolicyFactory::make(
 
 namespace {
 
-Score replay_all(const std::string& policy, const PolicyFactory& factory,
-                 const std::vector<const Container*>& containers,
+Score replay_all(const std::string& policy, const std::vector<ReplaySet>& sets,
                  const std::function<std::vector<const Container*>(const Container&)>& warm_history,
                  policy::Margins margins, const policy::ActuationOptions& actuation) {
     Score total;
-    for (const Container* c : containers) {
-        auto recommender = factory.make(policy, *c, warm_history(*c), margins);
-        total.add(replay(*c, *recommender, is_causal(policy), actuation).score);
-    }
+    for (const ReplaySet& set : sets)
+        for (const Container* c : set.containers) {
+            auto recommender = set.factory->make(policy, *c, warm_history(*c), margins);
+            total.add(replay(*c, *recommender, is_causal(policy), actuation).score);
+        }
     return total;
 }
 
@@ -152,13 +152,12 @@ double lowest_margin(const std::string& policy) {
 }  // namespace
 
 Calibration calibrate(
-    const std::string& policy, const PolicyFactory& factory,
-    const std::vector<const Container*>& containers,
+    const std::string& policy, const std::vector<ReplaySet>& sets,
     const std::function<std::vector<const Container*>(const Container&)>& warm_history,
     const RiskTarget& target, const policy::ActuationOptions& actuation, double lowest) {
     constexpr double kHighest = 64, kTolerance = 1e-4;
     auto run = [&](policy::Margins m) {
-        return replay_all(policy, factory, containers, warm_history, m, actuation);
+        return replay_all(policy, sets, warm_history, m, actuation);
     };
     auto cpu_met = [&](const Score& s) { return s.cpu.fulfilment() >= target.cpu_fulfilment; };
     auto memory_met = [&](const Score& s) { return s.oom_kills <= target.oom_kills; };
@@ -243,22 +242,65 @@ struct EqualRisk {
     std::optional<Calibration> phase;  // when `phase` is replayed
 };
 
+// `calibration`: the calibration executions with the fold's model; `unseen`: the same executions,
+// each with a model that never saw it (what `phase` is calibrated on).
 EqualRisk equal_risk(
-    const std::vector<std::string>& policies, const PolicyFactory& factory,
-    const std::vector<const Container*>& containers,
+    const std::vector<std::string>& policies, const std::vector<ReplaySet>& calibration,
+    const std::vector<ReplaySet>& unseen,
     const std::function<std::vector<const Container*>(const Container&)>& warm_history,
     double target_fulfilment, const PolicySettings& settings) {
     EqualRisk risk;
-    risk.asked = {target_fulfilment, replay_all("vpa", factory, containers, warm_history,
+    risk.asked = {target_fulfilment, replay_all("vpa", calibration, warm_history,
                                                 settings.vpa.margins, settings.actuation)
                                          .oom_kills};
     risk.reached = risk.asked;
     if (std::find(policies.begin(), policies.end(), "phase") == policies.end()) return risk;
-    risk.phase = calibrate("phase", factory, containers, warm_history, risk.asked,
-                           settings.actuation, lowest_margin("phase"));
+    risk.phase = calibrate("phase", unseen, warm_history, risk.asked, settings.actuation,
+                           lowest_margin("phase"));
     risk.reached = {std::max(risk.asked.cpu_fulfilment, risk.phase->cpu_fulfilment),
                     std::min(risk.asked.oom_kills, risk.phase->oom_kills)};
     return risk;
+}
+
+// The training executions of a fold, each with a model that never saw it: the model trained on
+// the other inner folds of the training set (at most `inner_folds`). Fewer than 2 training
+// executions: none (nothing to hold out).
+struct InnerFold {
+    std::shared_ptr<const model::PhaseModel> model;
+    std::vector<Container> containers;
+    std::unique_ptr<PolicyFactory> factory;
+};
+
+std::vector<InnerFold> unseen_training(const model::Trace& trace, const ModelSource& model_source,
+                                       const std::vector<std::size_t>& training,
+                                       const ExperimentOptions& o) {
+    std::vector<InnerFold> result;
+    const int k = static_cast<int>(std::min<std::size_t>(
+        static_cast<std::size_t>(std::max(o.inner_folds, 0)), training.size()));
+    if (k < 2) return result;
+    for (const Fold& f : split_executions(training.size(), 0, k, o.seed)) {
+        std::vector<std::size_t> inner_training;
+        for (std::size_t i : f.training) inner_training.push_back(training[i]);
+        InnerFold inner;
+        inner.model = model_source(inner_training);
+        for (std::size_t i : f.held_out)
+            inner.containers.push_back(make_container(trace, trace.executions[training[i]],
+                                                      *inner.model, o.columns,
+                                                      o.static_allocation));
+        inner.factory = std::make_unique<PolicyFactory>(*inner.model, o.settings);
+        result.push_back(std::move(inner));
+    }
+    return result;
+}
+
+std::vector<ReplaySet> replay_sets(const std::vector<InnerFold>& folds) {
+    std::vector<ReplaySet> sets;
+    for (const InnerFold& f : folds) {
+        ReplaySet set{f.factory.get(), {}};
+        for (const Container& c : f.containers) set.containers.push_back(&c);
+        sets.push_back(std::move(set));
+    }
+    return sets;
 }
 
 }  // namespace
@@ -310,11 +352,18 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
         const std::size_t first_result = report.containers.size();
         for (const Container* c : held_out)
             report.containers.push_back({*c, static_cast<int>(f), {}});
-        const std::optional<EqualRisk> risk =
-            o.target_fulfilment > 0 ? std::optional<EqualRisk>(
-                                          equal_risk(report.policies, factory, calibration_set,
-                                                     warm_history, o.target_fulfilment, o.settings))
-                                    : std::nullopt;
+        std::optional<EqualRisk> risk;
+        if (o.target_fulfilment > 0) {
+            const std::vector<ReplaySet> calibration{{&factory, calibration_set}};
+            const bool has_phase = std::find(report.policies.begin(), report.policies.end(),
+                                             "phase") != report.policies.end();
+            const std::vector<InnerFold> inner =
+                report.split && has_phase ? unseen_training(trace, model_source, fold.training, o)
+                                          : std::vector<InnerFold>{};
+            risk = equal_risk(report.policies, calibration,
+                              inner.empty() ? calibration : replay_sets(inner), warm_history,
+                              o.target_fulfilment, o.settings);
+        }
         for (const std::string& name : report.policies) {
             PolicyResult& result = report.results[name];
             // vpa-updater keeps the VPA's defaults: its margin also moves the bounds, and so when
@@ -325,8 +374,8 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
                 margins = risk->phase->margins;
                 result.targets.push_back(risk->asked);
             } else if (calibrated) {
-                margins = calibrate(name, factory, calibration_set, warm_history, risk->reached,
-                                    o.settings.actuation, lowest_margin(name))
+                margins = calibrate(name, {{&factory, calibration_set}}, warm_history,
+                                    risk->reached, o.settings.actuation, lowest_margin(name))
                               .margins;
                 result.targets.push_back(risk->reached);
             }
@@ -342,8 +391,8 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
             result.tradeoff.resize(o.tradeoff_margins.size());
             for (std::size_t m = 0; m < o.tradeoff_margins.size(); ++m) {
                 const double margin = o.tradeoff_margins[m];
-                const Score s = replay_all(name, factory, held_out, warm_history, {margin, margin},
-                                           o.settings.actuation);
+                const Score s = replay_all(name, {{&factory, held_out}}, warm_history,
+                                           {margin, margin}, o.settings.actuation);
                 result.tradeoff[m].margin = margin;
                 result.tradeoff[m].cpu.add(s.cpu);
                 result.tradeoff[m].memory.add(s.memory);

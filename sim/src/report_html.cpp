@@ -225,8 +225,10 @@ std::string lead_paragraph(const Report& r) {
     o << " through " << r.policies.size() << " policies. ";
     if (target > 0) {
         o << "Each policy's safety margins were calibrated "
-          << (r.split ? "on the training executions" : "on the same executions")
-          << ", so the policies are compared at equal risk: "
+          << (r.split ? "on the training executions" : "on the same executions");
+        if (r.split && has(r, "phase") && r.options.inner_folds >= 2)
+            o << " (phase replaying each with a model trained without it, on inner folds)";
+        o << ", so the policies are compared at equal risk: "
           << (has(r, "phase") ? "phase's" : "every policy's") << " to <b>" << percent(target, 0)
           << " CPU fulfilment</b> and no more OOM kills than vpa at its defaults";
         if (has(r, "phase"))

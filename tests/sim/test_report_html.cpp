@@ -180,6 +180,7 @@ TEST_CASE("the HTML report is one self-contained page with every section", "[rep
     CHECK(html.find("95% CPU fulfilment") != std::string::npos);
     CHECK(html.find("the others' to the fulfilment and OOM kills phase reached") !=
           std::string::npos);
+    CHECK(html.find("phase replaying each with a model trained without it") != std::string::npos);
 }
 
 TEST_CASE("the HTML report is deterministic and escapes ids wherever they appear", "[report]") {

@@ -247,14 +247,15 @@ TEST_CASE("calibration finds the smallest margin that reaches the target", "[sim
     auto none = [](const Container&) { return std::vector<const Container*>{}; };
     // Static at 4 cores covers a peak of 1.9 from a margin of 1.9 / 4 - 1 = -0.525; memory is
     // calibrated to no OOM kill: the same margin.
-    const Calibration s = calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation);
+    const Calibration s =
+        calibrate("static", {{&factory, {&c}}}, none, {0.95, 0}, settings.actuation);
     CHECK(s.margins.cpu == Approx(-0.525).margin(2e-4));
     CHECK(s.margins.cpu >= 1.9 / 4 - 1);
     CHECK(s.cpu_fulfilment >= 0.95);
     CHECK(s.margins.memory == Approx(-0.525).margin(2e-4));
     CHECK(s.oom_kills == 0);
     // At 80%, the static allocation may miss the two largest samples: 1.7 / 4 - 1.
-    CHECK(calibrate("static", factory, {&c}, none, {0.8, 0}, settings.actuation).margins.cpu ==
+    CHECK(calibrate("static", {{&factory, {&c}}}, none, {0.8, 0}, settings.actuation).margins.cpu ==
           Approx(1.7 / 4 - 1).margin(2e-4));
     // Memory peaks of 1.5, 1.8 and 1.9 GiB apart: a budget of one kill gives up the highest, two
     // the highest two.
@@ -262,19 +263,19 @@ TEST_CASE("calibration finds the smallest margin that reaches the target", "[sim
     const std::vector<double> memory = {1, 1, 1.5, 1, 1, 1.8, 1, 1, 1.9, 1};
     for (std::size_t i = 0; i < memory.size(); ++i) peaks.usage[i] = {1, memory[i] * GiB};
     const Calibration one =
-        calibrate("static", factory, {&peaks}, none, {0.95, 1}, settings.actuation);
+        calibrate("static", {{&factory, {&peaks}}}, none, {0.95, 1}, settings.actuation);
     CHECK(one.margins.memory == Approx(1.8 / 4 - 1).margin(2e-4));
     CHECK(one.oom_kills == 1);
-    CHECK(calibrate("static", factory, {&peaks}, none, {0.95, 2}, settings.actuation)
+    CHECK(calibrate("static", {{&factory, {&peaks}}}, none, {0.95, 2}, settings.actuation)
               .margins.memory == Approx(1.5 / 4 - 1).margin(2e-4));
     // Perfect needs no margin at all.
-    const Calibration p = calibrate("perfect", factory, {&c}, none, {0.95, 0}, settings.actuation);
+    const Calibration p =
+        calibrate("perfect", {{&factory, {&c}}}, none, {0.95, 0}, settings.actuation);
     CHECK(p.margins.cpu == Approx(0).margin(2e-4));
     CHECK(p.margins.memory == Approx(0).margin(2e-4));
     // A floor on the margins (the operator's policy accepts none below 0).
-    CHECK(
-        calibrate("static", factory, {&c}, none, {0.95, 0}, settings.actuation, 0.0).margins.cpu ==
-        0);
+    CHECK(calibrate("static", {{&factory, {&c}}}, none, {0.95, 0}, settings.actuation, 0.0)
+              .margins.cpu == 0);
 }
 
 TEST_CASE("executions are split whole and seeded", "[sim]") {
@@ -387,4 +388,51 @@ TEST_CASE("at equal risk the other policies are held to the risk the operator's 
     CHECK(j["policies"]["vpa"]["calibration_targets_per_fold"][0]["cpu_fulfilment"] ==
           vpa.targets[0].cpu_fulfilment);
     CHECK(j["policies"]["vpa-updater"]["calibration_targets_per_fold"].empty());
+}
+
+TEST_CASE("at equal risk the operator's policy is calibrated on executions its model never saw",
+          "[sim]") {
+    std::vector<Container> cs;
+    for (std::uint64_t s = 1; s <= 6; ++s) cs.push_back(alternating(s));
+    auto model = std::make_shared<const model::PhaseModel>(two_phase_model());
+    ExperimentOptions o;
+    o.folds = 3;
+    o.target_fulfilment = 0.6;
+    o.policies = {"phase", "vpa"};
+    o.tradeoff_margins = {};
+    std::vector<std::vector<std::size_t>> asked;  // the training set of every model asked for
+    const auto run = [&] {
+        asked.clear();
+        run_experiment(
+            trace_of(cs),
+            [&](const std::vector<std::size_t>& training) {
+                asked.push_back(training);
+                return model;
+            },
+            o);
+    };
+    run();
+    // Per fold: its model (4 training executions), then one per inner fold (4, one held out each).
+    REQUIRE(asked.size() == 3 * 5);
+    for (std::size_t f = 0; f < 3; ++f) {
+        INFO("fold " << f);
+        const std::vector<std::size_t>& training = asked[f * 5];
+        REQUIRE(training.size() == 4);
+        std::multiset<std::size_t> left_out;
+        for (std::size_t i = 1; i <= 4; ++i) {
+            const std::vector<std::size_t>& inner = asked[f * 5 + i];
+            CHECK(inner.size() == 3);
+            for (std::size_t e : training)
+                if (std::find(inner.begin(), inner.end(), e) == inner.end()) left_out.insert(e);
+        }
+        // Every training execution is left out of exactly one inner model.
+        CHECK(left_out == std::multiset<std::size_t>(training.begin(), training.end()));
+    }
+    o.inner_folds = 0;  // calibrated on the fold's own model, which trained on them
+    run();
+    CHECK(asked.size() == 3);
+    o.inner_folds = 5;
+    o.target_fulfilment = 0;  // no calibration, no inner model
+    run();
+    CHECK(asked.size() == 3);
 }

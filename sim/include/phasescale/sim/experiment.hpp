@@ -77,12 +77,17 @@ struct RiskTarget {
     std::size_t oom_kills = 0;  // at most this many on the calibration executions
 };
 
-// The smallest margins (to 1e-4) that reach `target` on `containers`, found by bisection for CPU
-// and memory at once (each resource's margin only moves its own risk). Margins never go below
-// `lowest` (the operator's policy accepts no negative margin).
+// Executions to replay, and the factory (so the phase model) each is replayed with.
+struct ReplaySet {
+    const PolicyFactory* factory = nullptr;
+    std::vector<const Container*> containers;
+};
+
+// The smallest margins (to 1e-4) that reach `target` over every execution of `sets`, found by
+// bisection for CPU and memory at once (each resource's margin only moves its own risk). Margins
+// never go below `lowest` (the operator's policy accepts no negative margin).
 Calibration calibrate(
-    const std::string& policy, const PolicyFactory& factory,
-    const std::vector<const Container*>& containers,
+    const std::string& policy, const std::vector<ReplaySet>& sets,
     const std::function<std::vector<const Container*>(const Container&)>& warm_history,
     const RiskTarget& target, const policy::ActuationOptions& actuation, double lowest = -0.95);
 
@@ -101,8 +106,11 @@ struct ExperimentOptions {
     std::vector<std::string> policies = kPolicies;
     // Calibration to equal risk (0: none, each policy's own margins): `phase` to CPU at this
     // fulfilment and memory at no more OOM kills than the VPA at its upstream defaults on the same
-    // training executions; every other policy to the risk `phase` reached there.
+    // training executions; every other policy to the risk `phase` reached there. `phase` replays
+    // each training execution with a model that never saw it (trained on the other inner folds of
+    // the training set, `inner_folds` of them at most): its own model would know them.
     double target_fulfilment = 0;
+    int inner_folds = 5;
     double train_fraction = 0;
     int folds = 0;
     std::uint64_t seed = 1;
