@@ -129,6 +129,7 @@ json report_json(const Report& r) {
             {"containers", containers},
             {"settings",
              {{"target_fulfilment", r.options.target_fulfilment},
+              {"inner_folds", r.options.inner_folds},
               {"train_fraction", r.options.train_fraction},
               {"folds", folds},
               {"split", r.split},

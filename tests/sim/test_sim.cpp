@@ -347,6 +347,7 @@ TEST_CASE("an experiment scores only held-out executions and reports every polic
     CHECK(j["policies"]["phase"]["cpu"]["allocated"].get<double>() == Approx(allocated));
     CHECK(j["policies"]["phase"]["memory"].contains("oom_events"));
     CHECK(j["containers"].size() == 6);
+    CHECK(j["settings"]["inner_folds"] == 5);
     const ContainerResult& first = r.containers.front();
     CHECK(j["containers"][0]["policies"]["phase"]["reduction"]["vpa"]["cpu"].get<double>() ==
           Approx(1 - first.replays.at("phase").score.cpu.allocated /
