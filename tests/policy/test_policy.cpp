@@ -707,6 +707,19 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     CHECK(act.in_force().limit.cpu == 1);
     CHECK(act.resizes() == 2);
 
+    // A ramp faster than the margin: 1.3, then 1.5 GiB of 2 (0.2 more would be 1.7): the cooldown
+    // holds; 1.8 (0.3 more would be 2.1, over the line the margin has not reached yet): now.
+    Actuator ramp(guaranteed({1, GiB}), o);
+    ramp.advance(0);
+    ramp.decide(guaranteed({1, 2 * GiB}));  // a resize, which starts the cooldown
+    CHECK(ramp.advance(15).request.memory == 2 * GiB);
+    ramp.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.3 * GiB, {1, 2 * GiB}));
+    CHECK(ramp.advance(30).request.memory == 2 * GiB);
+    ramp.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.5 * GiB, {1, 2 * GiB}));
+    CHECK(ramp.advance(45).request.memory == 2 * GiB);
+    ramp.decide(guaranteed({1, 3 * GiB}), at(45, 1, 1.8 * GiB, {1, 2 * GiB}));
+    CHECK(ramp.advance(50).request.memory == 3 * GiB);
+
     // The OOM line is the limit, the request where there is none.
     const auto memory_at_risk = [](const Sample& s, double margin, double before = 0) {
         return at_risk(s, {0, margin}, before).memory;
@@ -722,26 +735,6 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     CHECK(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.3 * GiB));
     CHECK_FALSE(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.5 * GiB));
     CHECK_FALSE(memory_at_risk(at(0, 1, 1.7 * GiB, {1, 2 * GiB}), 0.1, 1.9 * GiB));
-}
-
-TEST_CASE("actuator: memory ramping to its limit faster than the margin skips the cooldown",
-          "[policy]") {
-    ActuationOptions o = actuation(1, 0.05);
-    o.cooldown_s = 60;
-    o.safety_margins = {0.1, 0.1};
-    Actuator act(guaranteed({1, GiB}), o);
-    act.advance(0);
-    act.decide(guaranteed({1, 2 * GiB}));
-    CHECK(act.advance(15).request.memory == 2 * GiB);
-    // 1.3 then 1.5 GiB of 2: 0.2 more would be 1.7, the cooldown holds.
-    act.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.3 * GiB, {1, 2 * GiB}));
-    CHECK(act.advance(30).request.memory == 2 * GiB);
-    act.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.5 * GiB, {1, 2 * GiB}));
-    CHECK(act.advance(45).request.memory == 2 * GiB);
-    // 1.8: 0.3 more would be 2.1, over the line the margin has not reached yet (1.98): now.
-    act.decide(guaranteed({1, 3 * GiB}), at(45, 1, 1.8 * GiB, {1, 2 * GiB}));
-    CHECK(act.advance(50).request.memory == 3 * GiB);
-    CHECK(act.resizes() == 2);
 }
 
 TEST_CASE(
