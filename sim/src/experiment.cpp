@@ -360,6 +360,11 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
             const std::vector<InnerFold> inner =
                 report.split && has_phase ? unseen_training(trace, model_source, fold.training, o)
                                           : std::vector<InnerFold>{};
+            if (report.split && has_phase && o.inner_folds >= 2 && inner.empty())
+                report.notes.push_back(
+                    "fold " + std::to_string(f + 1) +
+                    " has a single training execution: phase is calibrated on it with the "
+                    "fold's model, which trained on it (no inner fold to hold it out)");
             risk = equal_risk(report.policies, calibration,
                               inner.empty() ? calibration : replay_sets(inner), warm_history,
                               o.target_fulfilment, o.settings);

@@ -432,6 +432,15 @@ TEST_CASE("at equal risk the operator's policy is calibrated on executions its m
     o.inner_folds = 0;  // calibrated on the fold's own model, which trained on them
     run();
     CHECK(asked.size() == 3);
+    // Two executions, two folds: a single training execution, nothing to hold out; said so.
+    o.inner_folds = 5;
+    o.folds = 2;
+    const std::vector<Container> two(cs.begin(), cs.begin() + 2);
+    const Report pair = run_experiment(
+        trace_of(two), [&](const std::vector<std::size_t>&) { return model; }, o);
+    REQUIRE(pair.notes.size() == 2);
+    CHECK_THAT(pair.notes[0], Catch::Contains("single training execution"));
+    o.folds = 3;
     o.inner_folds = 5;
     o.target_fulfilment = 0;  // no calibration, no inner model
     run();
