@@ -372,8 +372,10 @@ bool outside(const policy::Amount& request, const Bounds& b) {
            request.memory < b.lower.memory || request.memory > b.upper.memory;
 }
 
-// Seconds (on a 1 s grid) of the window the pod's request was outside the bounds in force, and
-// the longest such stretch.
+// Seconds (on a 1 s grid) of the window the pod's request was outside the bounds in force, the
+// longest such stretch, and at how many of the bounds' records within the window the request then
+// in force was outside the bounds just recorded: the updater can act within a second of the
+// recommender's write, between two grid points.
 json outside_bounds(const std::vector<PodEvent>& events, const std::vector<Bounds>& bounds,
                     const ScoreLiveArgs& a) {
     double total = 0, longest = 0, stretch = 0;
@@ -386,7 +388,13 @@ json outside_bounds(const std::vector<PodEvent>& events, const std::vector<Bound
         total += out;
         longest = std::max(longest, stretch);
     }
-    return {{"seconds", total}, {"longest_seconds", longest}};
+    std::size_t at_records = 0;
+    for (const Bounds& record : bounds) {
+        if (record.t < *a.from || record.t >= *a.to) continue;
+        const auto alloc = in_force(events, record.t);
+        if (alloc && outside(alloc->request, record)) ++at_records;
+    }
+    return {{"seconds", total}, {"longest_seconds", longest}, {"at_records", at_records}};
 }
 
 // ------------------------------------------------------------------ the command

@@ -90,3 +90,36 @@ TEST_CASE("score-live refuses a pod the watch never saw, naming it", "[cli]") {
     CHECK(run.code == 2);
     CHECK_THAT(run.err, Contains("pod job") && Contains("never saw"));
 }
+
+TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the updater acted on",
+          "[cli]") {
+    TempDir dir;
+    const std::string trace = steady_trace(dir);
+    // The VPA's bounds are recorded at 1010.3 with the pod's 2 cores above the upper bound; the
+    // updater resizes it at 1010.5, between two points of the 1 s grid.
+    const std::string pods =
+        dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
+                                    event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
+    const nlohmann::json bounds = {{"t", 1010.3},
+                                   {"target", {{"cpu", "500m"}, {"memory", "512Mi"}}},
+                                   {"lowerBound", {{"cpu", "25m"}, {"memory", "250Mi"}}},
+                                   {"upperBound", {{"cpu", "1"}, {"memory", "1Gi"}}},
+                                   {"uncappedTarget", {{"cpu", "500m"}, {"memory", "512Mi"}}}};
+    const std::string vpa = dir.write("vpa.jsonl", bounds.dump() + "\n");
+    std::string input = "pod.id,timestamp,cpu.usage.cores,mem.working.set,container\n";
+    for (int i = 0; i < 5; ++i)
+        input += "aggregate," + std::to_string(1000 + 5 * i) + ",1,1073741824,0\n";
+    const std::string served = dir.write("served.csv", input);
+    const Run run = run_cli(
+        dir,
+        {"score-live", "--trace",       trace,     "--namespace", "ns",     "--speed",     "10",
+         "--pod-map",  "#0=trainer-0",  "--start", "1000",        "--pods", pods,          "--from",
+         "1000",       "--to",          "1050",    "--vpa",       vpa,      "--vpa-input", served,
+         "--json",     dir / "out.json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    const auto report = nlohmann::json::parse(read_file(dir / "out.json"));
+    const auto& outside = report.at("pods").at("trainer-0").at("outside_vpa_bounds");
+    CHECK(outside.at("seconds") == 0);  // no grid point falls between the record and the resize
+    CHECK(outside.at("at_records") == 1);
+}
