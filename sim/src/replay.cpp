@@ -150,8 +150,11 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
         if (s.oom_killed) r.oom_kills.push_back(t);
 
-        recommender.observe(as_observed(s, c, options.cpu_capped_at_limit, observed_features));
-        if (causal) actuator.decide(recommender.recommend(nullptr), s);
+        // The actuator, as the operator's tracker, sees what the kubelet reports too.
+        const policy::Sample observed =
+            as_observed(s, c, options.cpu_capped_at_limit, observed_features);
+        recommender.observe(observed);
+        if (causal) actuator.decide(recommender.recommend(nullptr), observed);
     }
     r.score = scorer.score();
     r.score.unknown_phase_samples = recommender.unknown_phase_samples();
