@@ -233,35 +233,6 @@ double Report::reduction(const std::string& policy, const std::string& baseline,
 
 namespace {
 
-// What equal risk means on one fold's calibration executions. `asked`: CPU at the target
-// fulfilment, memory at no more OOM kills than the VPA at its defaults. The operator's policy
-// cannot go below a margin of 0, so it may reach less risk than asked; the others are then held to
-// what it reached (`reached`), else they would be compared taking more risk than it takes.
-struct EqualRisk {
-    RiskTarget asked, reached;
-    std::optional<Calibration> phase;  // when `phase` is replayed
-};
-
-// `calibration`: the calibration executions with the fold's model; `unseen`: the same executions,
-// each with a model that never saw it (what `phase` is calibrated on).
-EqualRisk equal_risk(
-    const std::vector<std::string>& policies, const std::vector<ReplaySet>& calibration,
-    const std::vector<ReplaySet>& unseen,
-    const std::function<std::vector<const Container*>(const Container&)>& warm_history,
-    double target_fulfilment, const PolicySettings& settings) {
-    EqualRisk risk;
-    risk.asked = {target_fulfilment, replay_all("vpa", calibration, warm_history,
-                                                settings.vpa.margins, settings.actuation)
-                                         .oom_kills};
-    risk.reached = risk.asked;
-    if (std::find(policies.begin(), policies.end(), "phase") == policies.end()) return risk;
-    risk.phase = calibrate("phase", unseen, warm_history, risk.asked, settings.actuation,
-                           lowest_margin("phase"));
-    risk.reached = {std::max(risk.asked.cpu_fulfilment, risk.phase->cpu_fulfilment),
-                    std::min(risk.asked.oom_kills, risk.phase->oom_kills)};
-    return risk;
-}
-
 // The training executions of a fold, each with a model that never saw it: the model trained on
 // the other inner folds of the training set (at most `inner_folds`). Fewer than 2 training
 // executions: none (nothing to hold out).
@@ -301,6 +272,39 @@ std::vector<ReplaySet> replay_sets(const std::vector<InnerFold>& folds) {
         sets.push_back(std::move(set));
     }
     return sets;
+}
+
+// What equal risk means on one fold's calibration executions. `asked`: CPU at the target
+// fulfilment, memory at no more OOM kills than the VPA at its defaults. The operator's policy
+// cannot go below a margin of 0, so it may reach less risk than asked; the others are then held to
+// what it reached (`reached`), else they would be compared taking more risk than it takes.
+struct EqualRisk {
+    RiskTarget asked, reached;
+    std::optional<Calibration> phase;  // when `phase` is replayed
+    bool phase_on_unseen = false;      // with models that never saw its calibration executions
+};
+
+// `calibration`: the calibration executions with the fold's model; `unseen_training`: the same
+// executions, each with a model that never saw it (what `phase` is calibrated on where there are
+// any; built only when `phase` is replayed, as the inner models cost their training).
+EqualRisk equal_risk(
+    const std::vector<std::string>& policies, const std::vector<ReplaySet>& calibration,
+    const std::function<std::vector<InnerFold>()>& unseen_training,
+    const std::function<std::vector<const Container*>(const Container&)>& warm_history,
+    double target_fulfilment, const PolicySettings& settings) {
+    EqualRisk risk;
+    risk.asked = {target_fulfilment, replay_all("vpa", calibration, warm_history,
+                                                settings.vpa.margins, settings.actuation)
+                                         .oom_kills};
+    risk.reached = risk.asked;
+    if (std::find(policies.begin(), policies.end(), "phase") == policies.end()) return risk;
+    const std::vector<InnerFold> inner = unseen_training();
+    risk.phase_on_unseen = !inner.empty();
+    risk.phase = calibrate("phase", inner.empty() ? calibration : replay_sets(inner), warm_history,
+                           risk.asked, settings.actuation, lowest_margin("phase"));
+    risk.reached = {std::max(risk.asked.cpu_fulfilment, risk.phase->cpu_fulfilment),
+                    std::min(risk.asked.oom_kills, risk.phase->oom_kills)};
+    return risk;
 }
 
 }  // namespace
@@ -354,20 +358,17 @@ Report run_experiment(const model::Trace& trace, const ModelSource& model_source
             report.containers.push_back({*c, static_cast<int>(f), {}});
         std::optional<EqualRisk> risk;
         if (o.target_fulfilment > 0) {
-            const std::vector<ReplaySet> calibration{{&factory, calibration_set}};
-            const bool has_phase = std::find(report.policies.begin(), report.policies.end(),
-                                             "phase") != report.policies.end();
-            const std::vector<InnerFold> inner =
-                report.split && has_phase ? unseen_training(trace, model_source, fold.training, o)
-                                          : std::vector<InnerFold>{};
-            if (report.split && has_phase && o.inner_folds >= 2 && inner.empty())
+            const auto unseen = [&] {
+                return report.split ? unseen_training(trace, model_source, fold.training, o)
+                                    : std::vector<InnerFold>{};
+            };
+            risk = equal_risk(report.policies, {{&factory, calibration_set}}, unseen, warm_history,
+                              o.target_fulfilment, o.settings);
+            if (risk->phase && report.split && o.inner_folds >= 2 && !risk->phase_on_unseen)
                 report.notes.push_back(
                     "fold " + std::to_string(f + 1) +
                     " has a single training execution: phase is calibrated on it with the "
                     "fold's model, which trained on it (no inner fold to hold it out)");
-            risk = equal_risk(report.policies, calibration,
-                              inner.empty() ? calibration : replay_sets(inner), warm_history,
-                              o.target_fulfilment, o.settings);
         }
         for (const std::string& name : report.policies) {
             PolicyResult& result = report.results[name];
