@@ -2,16 +2,18 @@
 # The savings table of docs/savings.md from bench/savings.sh's reports: `phase` (the operator's policy)
 # against the VPA (its target under phasescale's resize rules, and as deployed: `vpa-updater`), a recent window, KRR, itself without the model (the ablation) and `perfect`,
 # with the risk each took.
-# Usage: bash bench/savings-table.sh [DIR]   (default out/savings)
+# Usage: bash bench/savings-table.sh [DIR [SET]]   (default out/savings, every set in it)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-out/savings}
+only=${2:-}
 
 echo "| set | run | resource | phase vs vpa | vs vpa-updater | vs window | vs krr | vs phase-no-model | perfect vs vpa | share of perfect | CPU fulfilment phase / vpa | OOM kills phase / vpa / vpa-updater / window / krr | jobs killed phase / vpa / vpa-updater | resizes per pod-hour phase / vpa / vpa-updater |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for report in "$dir"/*.json; do
   name=$(basename "$report" .json)
   set_name=${name%.defaults}
+  [[ -z $only || $set_name == "$only" ]] || continue
   run=$([[ $name == *.defaults ]] && echo "defaults" || echo "equal risk")
   jq -r --arg set "$set_name" --arg run "$run" '
     def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;

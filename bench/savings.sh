@@ -9,12 +9,21 @@
 #                    others' to the risk phase reached (less, when its margins stop at 0).
 # Run from anywhere after scripts/build.sh; writes out/savings/*.json and *.html, prints one table
 # per run and a summary (bench/savings-table.sh) at the end.
+#
+# Your own runs: RUNS=FILE[,FILE...] or RUNS=DIR (its *.csv), trace CSVs of other programs (for
+# example recorded with ../shared/tools/torch-traces/record.sh, or written by
+# `phasescale export-trace`), are measured too, as the set `runs`: replayed with the shipped
+# default model, which never saw them, from the requests in RUNS_STATIC (default
+# "--static-cpu 2 --static-memory 4Gi", for runs recorded without requests; empty: the trace's
+# allocation columns); at equal risk, calibrated on the other runs (up to 5 folds; needs 2 runs).
+# RUNS_ONLY=1 measures only them. Each call replaces the `runs` reports of an earlier one.
+# SAVINGS_OUT: where the reports go (default out/savings).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 phasescale=${PHASESCALE_BUILD_DIR:-build}/cli/phasescale
 ai4dl=../shared/data/ai4dl
 torch=../shared/data/torch
-out=out/savings
+out=${SAVINGS_OUT:-out/savings}
 mkdir -p "$out"
 
 run() {  # name, then simulate's arguments
@@ -25,6 +34,37 @@ run() {  # name, then simulate's arguments
   "$phasescale" simulate "$@" --target-fulfilment 0.95 --json "$out/$name.json" --html "$out/$name.html"
   echo
 }
+
+# The runs given in RUNS, as a comma-separated list of files.
+runs_list() {
+  if [[ -d $RUNS ]]; then
+    ls "$RUNS"/*.csv 2>/dev/null | paste -sd, - || true
+  else
+    echo "$RUNS"
+  fi
+}
+
+rm -f "$out"/runs.*  # the runs of an earlier call never mix into this table
+if [[ -n ${RUNS:-} ]]; then
+  runs=$(runs_list)
+  if [[ -z $runs ]]; then
+    echo "savings.sh: RUNS=$RUNS names no trace CSV" >&2
+    exit 2
+  fi
+  n=$(tr ',' '\n' <<<"$runs" | grep -c .)
+  read -r -a static <<<"${RUNS_STATIC---static-cpu 2 --static-memory 4Gi}"
+  if ((n >= 2)); then
+    run runs --trace "$runs" --model default --folds $((n < 5 ? n : 5)) "${static[@]}"
+  else  # a single run: nothing to calibrate on, the defaults only
+    echo "== runs, shipped defaults (a single run: no equal-risk calibration)"
+    "$phasescale" simulate --trace "$runs" --model default "${static[@]}" \
+      --json "$out/runs.defaults.json" --html "$out/runs.defaults.html"
+  fi
+  if [[ ${RUNS_ONLY:-0} == 1 ]]; then
+    bash bench/savings-table.sh "$out" runs
+    exit 0
+  fi
+fi
 
 # Real PyTorch training runs: six programs, each held out once (the model trains on the other
 # five). They ran without requests or limits: every policy starts from 2 cores and 4 GiB, what a

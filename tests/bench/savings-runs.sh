@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bench/savings.sh with RUNS: trace CSVs of other programs measured as the set `runs`, replayed
+# with the shipped default model, at the defaults and (from 2 runs) at equal risk; a single run
+# gets the defaults only, RUNS naming no CSV is refused, and an earlier call's `runs` reports never
+# mix into the table. Two of ../shared/data/torch/'s runs stand in for a user's.
+# Usage: savings-runs.sh BUILD_DIR   (from the project root)
+set -uo pipefail
+build=$1
+source tests/lib.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+torch=../shared/data/torch
+bench() { PHASESCALE_BUILD_DIR=$build SAVINGS_OUT=$work/out RUNS_ONLY=1 bash bench/savings.sh; }
+rows() { grep -c "^| runs | $1 |" "$work/table"; }
+
+RUNS=$torch/dev01-mlp.csv,$torch/dev05-ae.csv bench > "$work/table" 2> "$work/err"
+check "two runs: the defaults and equal risk, CPU and memory" \
+  test "$(rows defaults)" = 2 -a "$(rows "equal risk")" = 2
+check "two runs: both reports written" \
+  test -s "$work/out/runs.defaults.json" -a -s "$work/out/runs.json"
+check "equal risk: each run held out once" \
+  jq -e '.settings.folds | length == 2' "$work/out/runs.json"
+check "every policy starts from 2 cores and 4 GiB (static holds them)" \
+  jq -e '.policies.static | .memory.allocated / .cpu.allocated == 2147483648' \
+  "$work/out/runs.defaults.json"
+check "only the runs in the table" \
+  test "$(grep -c '^| ' "$work/table")" = 6
+
+mkdir "$work/one" && cp "$torch/dev05-ae.csv" "$work/one/"
+RUNS=$work/one bench > "$work/table" 2> "$work/err"
+check "a directory of one run: the defaults only" \
+  test "$(rows defaults)" = 2 -a "$(rows "equal risk")" = 0
+check "the equal-risk report of the earlier call is gone" test ! -e "$work/out/runs.json"
+
+mkdir "$work/empty"
+RUNS=$work/empty bench > "$work/table" 2> "$work/err"
+status=$?
+check "RUNS naming no trace CSV is refused" test "$status" = 2
+check "... saying so" grep -q "names no trace CSV" "$work/err"
+
+summary "bench/savings.sh RUNS"
