@@ -283,7 +283,7 @@ cfs_counters() {
 : > "$work/cfs.prom"
 cfs_counters &
 bg_pids+=($!)
-start_exporter "$replay" "$work/exporter-throttle.log" "$risk_port" --trace "$work/trace-steady.csv" --namespace e2e-risk \
+start_exporter "$replay" "$work/exporter-risk.log" "$risk_port" --trace "$work/trace-steady.csv" --namespace e2e-risk \
     --speed "$speed" --pod-map '#0=burst,#1=oomed' --loop --extra-metrics "$work/cfs.prom" || { echo "FAIL: exporter risk not up"; exit 1; }
 series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 13 ]]; }
 wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 13 pods"; exit 1; }
