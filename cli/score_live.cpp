@@ -372,10 +372,23 @@ bool outside(const policy::Amount& request, const Bounds& b) {
            request.memory < b.lower.memory || request.memory > b.upper.memory;
 }
 
+// Whether the pod's request was outside `record`'s bounds at any time from `since` to the record.
+bool outside_since(const std::vector<PodEvent>& events, const Bounds& record, double since) {
+    const auto outside_at = [&](double t) {
+        const auto alloc = in_force(events, t);
+        return alloc && outside(alloc->request, record);
+    };
+    if (outside_at(since) || outside_at(record.t)) return true;
+    for (const PodEvent& e : events)
+        if (e.t > since && e.t < record.t && outside_at(e.t)) return true;
+    return false;
+}
+
 // Seconds (on a 1 s grid) of the window the pod's request was outside the bounds in force, the
-// longest such stretch, and at how many of the bounds' records within the window the request then
-// in force was outside the bounds just recorded: the updater can act within a second of the
-// recommender's write, between two grid points.
+// longest such stretch, and at how many of the bounds' records within the window the request was
+// outside the bounds just recorded at some time since the record before (the recommender wrote
+// them then at the earliest): the updater can act within a second of the recommender's write,
+// between two grid points, and before the recorder's watch delivers the write.
 json outside_bounds(const std::vector<PodEvent>& events, const std::vector<Bounds>& bounds,
                     const ScoreLiveArgs& a) {
     double total = 0, longest = 0, stretch = 0;
@@ -389,10 +402,10 @@ json outside_bounds(const std::vector<PodEvent>& events, const std::vector<Bound
         longest = std::max(longest, stretch);
     }
     std::size_t at_records = 0;
-    for (const Bounds& record : bounds) {
+    for (std::size_t k = 0; k < bounds.size(); ++k) {
+        const Bounds& record = bounds[k];
         if (record.t < *a.from || record.t >= *a.to) continue;
-        const auto alloc = in_force(events, record.t);
-        if (alloc && outside(alloc->request, record)) ++at_records;
+        at_records += outside_since(events, record, k > 0 ? bounds[k - 1].t : record.t);
     }
     return {{"seconds", total}, {"longest_seconds", longest}, {"at_records", at_records}};
 }
