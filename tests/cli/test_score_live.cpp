@@ -91,21 +91,23 @@ TEST_CASE("score-live refuses a pod the watch never saw, naming it", "[cli]") {
     CHECK_THAT(run.err, Contains("pod job") && Contains("never saw"));
 }
 
-TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the updater acted on",
-          "[cli]") {
-    TempDir dir;
+namespace {
+
+// A record of the VPA's status at `t` with these upper bounds (JSON line).
+std::string bounds_record(double t, const std::string& upper_cpu, const std::string& upper_memory) {
+    return nlohmann::json{{"t", t},
+                          {"target", {{"cpu", "500m"}, {"memory", "512Mi"}}},
+                          {"lowerBound", {{"cpu", "25m"}, {"memory", "250Mi"}}},
+                          {"upperBound", {{"cpu", upper_cpu}, {"memory", upper_memory}}},
+                          {"uncappedTarget", {{"cpu", "500m"}, {"memory", "512Mi"}}}}
+               .dump() +
+           "\n";
+}
+
+// score-live over `pods` and the VPA's records `vpa` (JSON lines) of the steady trace, with a
+// served trace of 1 core and 1 GiB: trainer-0's outside_vpa_bounds.
+nlohmann::json outside_vpa_bounds(TempDir& dir, const std::string& pods, const std::string& vpa) {
     const std::string trace = steady_trace(dir);
-    // The VPA's bounds are recorded at 1010.3 with the pod's 2 cores above the upper bound; the
-    // updater resizes it at 1010.5, between two points of the 1 s grid.
-    const std::string pods =
-        dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
-                                    event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
-    const nlohmann::json bounds = {{"t", 1010.3},
-                                   {"target", {{"cpu", "500m"}, {"memory", "512Mi"}}},
-                                   {"lowerBound", {{"cpu", "25m"}, {"memory", "250Mi"}}},
-                                   {"upperBound", {{"cpu", "1"}, {"memory", "1Gi"}}},
-                                   {"uncappedTarget", {{"cpu", "500m"}, {"memory", "512Mi"}}}};
-    const std::string vpa = dir.write("vpa.jsonl", bounds.dump() + "\n");
     std::string input = "pod.id,timestamp,cpu.usage.cores,mem.working.set,container\n";
     for (int i = 0; i < 5; ++i)
         input += "aggregate," + std::to_string(1000 + 5 * i) + ",1,1073741824,0\n";
@@ -119,7 +121,21 @@ TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the upda
     INFO(run.err);
     REQUIRE(run.code == 0);
     const auto report = nlohmann::json::parse(read_file(dir / "out.json"));
-    const auto& outside = report.at("pods").at("trainer-0").at("outside_vpa_bounds");
+    return report.at("pods").at("trainer-0").at("outside_vpa_bounds");
+}
+
+}  // namespace
+
+TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the updater acted on",
+          "[cli]") {
+    TempDir dir;
+    // The VPA's bounds are recorded at 1010.3 with the pod's 2 cores above the upper bound; the
+    // updater resizes it at 1010.5, between two points of the 1 s grid.
+    const std::string pods =
+        dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
+                                    event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
+    const auto outside =
+        outside_vpa_bounds(dir, pods, dir.write("vpa.jsonl", bounds_record(1010.3, "1", "1Gi")));
     CHECK(outside.at("seconds") == 0);  // no grid point falls between the record and the resize
     CHECK(outside.at("at_records") == 1);
 }
@@ -127,36 +143,15 @@ TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the upda
 TEST_CASE("score-live counts a pod outside the VPA's bounds that the recorder saw after the resize",
           "[cli]") {
     TempDir dir;
-    const std::string trace = steady_trace(dir);
     // Wide bounds recorded at 1004, narrow ones at 1010.7: the recommender wrote them after 1004,
     // the updater acted on them at 1010.5, and the recorder's watch delivered the write after it.
     const std::string pods =
         dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
                                     event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
-    const auto bounds = [](double t, const std::string& upper_cpu) {
-        return nlohmann::json{{"t", t},
-                              {"target", {{"cpu", "500m"}, {"memory", "512Mi"}}},
-                              {"lowerBound", {{"cpu", "25m"}, {"memory", "250Mi"}}},
-                              {"upperBound", {{"cpu", upper_cpu}, {"memory", "4Gi"}}},
-                              {"uncappedTarget", {{"cpu", "500m"}, {"memory", "512Mi"}}}}
-            .dump();
-    };
-    const std::string vpa =
-        dir.write("vpa.jsonl", bounds(1004, "4") + "\n" + bounds(1010.7, "1") + "\n");
-    std::string input = "pod.id,timestamp,cpu.usage.cores,mem.working.set,container\n";
-    for (int i = 0; i < 5; ++i)
-        input += "aggregate," + std::to_string(1000 + 5 * i) + ",1,1073741824,0\n";
-    const std::string served = dir.write("served.csv", input);
-    const Run run = run_cli(
-        dir,
-        {"score-live", "--trace",       trace,     "--namespace", "ns",     "--speed",     "10",
-         "--pod-map",  "#0=trainer-0",  "--start", "1000",        "--pods", pods,          "--from",
-         "1000",       "--to",          "1050",    "--vpa",       vpa,      "--vpa-input", served,
-         "--json",     dir / "out.json"});
-    INFO(run.err);
-    REQUIRE(run.code == 0);
-    const auto report = nlohmann::json::parse(read_file(dir / "out.json"));
-    const auto& outside = report.at("pods").at("trainer-0").at("outside_vpa_bounds");
+    const auto outside =
+        outside_vpa_bounds(dir, pods,
+                           dir.write("vpa.jsonl", bounds_record(1004, "4", "4Gi") +
+                                                      bounds_record(1010.7, "1", "4Gi")));
     CHECK(outside.at("seconds") == 0);  // the pod was inside every bounds recorded before it
     CHECK(outside.at("at_records") == 1);
 }
