@@ -126,32 +126,26 @@ nlohmann::json outside_vpa_bounds(TempDir& dir, const std::string& pods, const s
 
 }  // namespace
 
-TEST_CASE("score-live counts a pod outside the VPA's bounds at a record the updater acted on",
-          "[cli]") {
+TEST_CASE("score-live counts a pod outside the VPA's bounds the updater acted on", "[cli]") {
     TempDir dir;
-    // The VPA's bounds are recorded at 1010.3 with the pod's 2 cores above the upper bound; the
-    // updater resizes it at 1010.5, between two points of the 1 s grid.
+    // The pod's 2 cores are resized to 500m at 1010.5.
     const std::string pods =
         dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
                                     event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
-    const auto outside =
-        outside_vpa_bounds(dir, pods, dir.write("vpa.jsonl", bounds_record(1010.3, "1", "1Gi")));
-    CHECK(outside.at("seconds") == 0);  // no grid point falls between the record and the resize
-    CHECK(outside.at("at_records") == 1);
-}
-
-TEST_CASE("score-live counts a pod outside the VPA's bounds that the recorder saw after the resize",
-          "[cli]") {
-    TempDir dir;
-    // Wide bounds recorded at 1004, narrow ones at 1010.7: the recommender wrote them after 1004,
-    // the updater acted on them at 1010.5, and the recorder's watch delivered the write after it.
-    const std::string pods =
-        dir.write("pods.jsonl", event(1000, "ADDED", "a", "2", "2Gi", "2", "2Gi") +
-                                    event(1010.5, "MODIFIED", "a", "500m", "512Mi", "2", "2Gi"));
-    const auto outside =
-        outside_vpa_bounds(dir, pods,
-                           dir.write("vpa.jsonl", bounds_record(1004, "4", "4Gi") +
-                                                      bounds_record(1010.7, "1", "4Gi")));
-    CHECK(outside.at("seconds") == 0);  // the pod was inside every bounds recorded before it
-    CHECK(outside.at("at_records") == 1);
+    SECTION("bounds recorded at 1010.3, between two points of the 1 s grid") {
+        const auto outside = outside_vpa_bounds(
+            dir, pods, dir.write("vpa.jsonl", bounds_record(1010.3, "1", "1Gi")));
+        CHECK(outside.at("seconds") == 0);  // no grid point between the record and the resize
+        CHECK(outside.at("at_records") == 1);
+    }
+    SECTION("bounds the recorder's watch delivered after the resize") {
+        // Wide bounds recorded at 1004, narrow ones at 1010.7: the recommender wrote them after
+        // 1004, the updater acted on them at 1010.5.
+        const auto outside =
+            outside_vpa_bounds(dir, pods,
+                               dir.write("vpa.jsonl", bounds_record(1004, "4", "4Gi") +
+                                                          bounds_record(1010.7, "1", "4Gi")));
+        CHECK(outside.at("seconds") == 0);  // inside every bounds recorded before the resize
+        CHECK(outside.at("at_records") == 1);
+    }
 }
