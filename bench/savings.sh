@@ -15,7 +15,8 @@
 # `phasescale export-trace`), are measured too, as the set `runs`: replayed with the shipped
 # default model, which never saw them, from the requests in RUNS_STATIC (default
 # "--static-cpu 2 --static-memory 4Gi", for runs recorded without requests; empty: the trace's
-# allocation columns); at equal risk, calibrated on the other runs (up to 5 folds; needs 2 runs).
+# allocation columns); at equal risk, calibrated on the other executions (up to 5 folds; needs
+# 2 executions, by their pod.id).
 # RUNS_ONLY=1 measures only them. Each call replaces the `runs` reports of an earlier one.
 # SAVINGS_OUT: where the reports go (default out/savings).
 set -euo pipefail
@@ -44,6 +45,17 @@ runs_list() {
   fi
 }
 
+# The executions in these files (comma-separated): the distinct values of their pod.id column,
+# file by file (an export-trace CSV holds one per container).
+executions() {
+  local file
+  tr ',' '\n' <<<"$1" | while read -r file; do
+    [[ -r $file ]] || continue
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { f = $i; gsub(/"/, "", f); if (f == "pod.id") c = i }; next }
+             c && !seen[$c]++ { n++ } END { print n + 0 }' "$file"
+  done | awk '{ n += $1 } END { print n + 0 }'
+}
+
 rm -f "$out"/runs.*  # the runs of an earlier call never mix into this table
 if [[ -n ${RUNS:-} ]]; then
   runs=$(runs_list)
@@ -51,12 +63,12 @@ if [[ -n ${RUNS:-} ]]; then
     echo "savings.sh: RUNS=$RUNS names no trace CSV" >&2
     exit 2
   fi
-  n=$(tr ',' '\n' <<<"$runs" | grep -c .)
-  read -r -a static <<<"${RUNS_STATIC---static-cpu 2 --static-memory 4Gi}"
+  n=$(executions "$runs")
+  read -r -a static <<<"${RUNS_STATIC-"--static-cpu 2 --static-memory 4Gi"}"
   if ((n >= 2)); then
     run runs --trace "$runs" --model default --folds $((n < 5 ? n : 5)) "${static[@]}"
-  else  # a single run: nothing to calibrate on, the defaults only
-    echo "== runs, shipped defaults (a single run: no equal-risk calibration)"
+  else  # a single execution: nothing to calibrate on, the defaults only
+    echo "== runs, shipped defaults (a single execution: no equal-risk calibration)"
     "$phasescale" simulate --trace "$runs" --model default "${static[@]}" \
       --json "$out/runs.defaults.json" --html "$out/runs.defaults.html"
   fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/savings.sh with RUNS: trace CSVs of other programs measured as the set `runs`, replayed
-# with the shipped default model, at the defaults and (from 2 runs) at equal risk; a single run
-# gets the defaults only, RUNS naming no CSV is refused, and an earlier call's `runs` reports never
-# mix into the table. Two of ../shared/data/torch/'s runs stand in for a user's.
+# with the shipped default model, at the defaults and (from 2 executions) at equal risk; a single
+# execution gets the defaults only, RUNS naming no CSV is refused, and an earlier call's `runs`
+# reports never mix into the table. Runs of ../shared/data/ stand in for a user's.
 # Usage: savings-runs.sh BUILD_DIR   (from the project root)
 set -uo pipefail
 build=$1
@@ -12,6 +12,7 @@ trap 'rm -rf "$work"' EXIT
 torch=../shared/data/torch
 bench() { PHASESCALE_BUILD_DIR=$build SAVINGS_OUT=$work/out RUNS_ONLY=1 bash bench/savings.sh; }
 rows() { grep -c "^| runs | $1 |" "$work/table"; }
+jqt() { jq -e "$@" > /dev/null; }  # jqt FILTER FILE: whether FILTER holds
 
 RUNS=$torch/dev01-mlp.csv,$torch/dev05-ae.csv bench > "$work/table" 2> "$work/err"
 check "two runs: the defaults and equal risk, CPU and memory" \
@@ -19,12 +20,18 @@ check "two runs: the defaults and equal risk, CPU and memory" \
 check "two runs: both reports written" \
   test -s "$work/out/runs.defaults.json" -a -s "$work/out/runs.json"
 check "equal risk: each run held out once" \
-  jq -e '.settings.folds | length == 2' "$work/out/runs.json"
+  jqt '.settings.folds | length == 2' "$work/out/runs.json"
 check "every policy starts from 2 cores and 4 GiB (static holds them)" \
-  jq -e '.policies.static | .memory.allocated / .cpu.allocated == 2147483648' \
+  jqt '.policies.static | .memory.allocated / .cpu.allocated == 2147483648' \
   "$work/out/runs.defaults.json"
 check "only the runs in the table" \
   test "$(grep -c '^| ' "$work/table")" = 6
+
+RUNS=../shared/data/ai4dl/sample.csv RUNS_STATIC="" bench > "$work/table" 2> "$work/err"
+check "one file of 4 executions: equal risk too, each held out once" \
+  jqt '.settings.folds | length == 4' "$work/out/runs.json"
+check "... from the requests the trace records" \
+  jqt '.policies.static.cpu.allocated > 0' "$work/out/runs.defaults.json"
 
 mkdir "$work/one" && cp "$torch/dev05-ae.csv" "$work/one/"
 RUNS=$work/one bench > "$work/table" 2> "$work/err"
