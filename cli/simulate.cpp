@@ -374,6 +374,11 @@ Command add_simulate_command(CLI::App& parent) {
                     "Phase policy: a recommendation never lowers memory below this share of the "
                     "request in force (0: no bound)")
         ->check(CLI::Range(0.0, 1.0));
+    app->add_option("--busy-cpu", s.phase.busy_cpu,
+                    "Phase policy: --mem-keep holds until the container's last 4 samples each "
+                    "used at least this many cores and its memory did not grow at every one of "
+                    "them (its working set, not an idle start or a loading ramp); 0: always")
+        ->check(CLI::NonNegativeNumber);
     app->add_option("--cpu-keep", s.phase.cpu_keep,
                     "Phase policy: a recommendation never lowers CPU below this share of the "
                     "request in force (0: no bound)")

@@ -77,6 +77,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
         !(options_.memory_keep >= 0 && options_.memory_keep <= 1))
         throw model::InputError(
             "phase policy: the share of a request kept per step must be in [0, 1]");
+    if (!(options_.busy_cpu >= 0))
+        throw model::InputError("phase policy: the busy CPU must not be negative");
     // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
     // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
     // for allocations within 0.4% of these on the savings benchmarks).
@@ -339,9 +341,9 @@ Allocation PhaseRecommender::provision(Amount sized) const {
         usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
     const double cpu =
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
-    return guaranteed(
-        {cpu, std::max({step_bounded(sized.memory, memory_in_force_, options_.memory_keep),
-                        oom_floor_, used})});
+    return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_,
+                                                   shown_working_set() ? 0 : options_.memory_keep),
+                                      oom_floor_, used})});
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request
@@ -350,6 +352,22 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
     if (!(in_force > 0)) return wanted;
     if (options_.max_growth > 0) wanted = std::min(wanted, in_force * options_.max_growth);
     return std::max(wanted, in_force * keep);
+}
+
+// Whether the container's last trend_samples samples were all at work (busy_cpu) and its memory
+// did not grow at every one of them: what it uses now is its working set, not the idle start or
+// the loading ramp of a job about to need far more.
+bool PhaseRecommender::shown_working_set() const {
+    if (options_.busy_cpu <= 0 || options_.trend_samples == 0) return false;
+    const std::vector<Amount> seen = seen_recently_.values();
+    if (seen.size() < options_.trend_samples) return false;
+    const auto last = seen.end() - static_cast<std::ptrdiff_t>(options_.trend_samples);
+    bool growing = true;
+    for (auto a = last; a != seen.end(); ++a) {
+        if (a->cpu < options_.busy_cpu) return false;
+        if (a != last && !(a->memory > (a - 1)->memory)) growing = false;
+    }
+    return !growing;
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted

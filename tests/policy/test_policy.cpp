@@ -845,6 +845,7 @@ TEST_CASE("phase: one step never grows a request past max_growth nor below the s
     o.margins = {0, 0};
     o.max_growth = 2;
     o.cpu_keep = 0.5;
+    o.busy_cpu = 0;  // the memory bound always holds (the next test releases it)
     PhaseRecommender r(m, o);
     Feed feed{r};
     // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
@@ -870,6 +871,29 @@ TEST_CASE("phase: one step never grows a request past max_growth nor below the s
     Feed f2{free};
     f2(3, 3 * GiB);
     CHECK(f2(3, 3 * GiB)->request.cpu == Approx(3));
+}
+
+TEST_CASE("phase: memory comes down at once once the container has shown its working set",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    // The memory recommended after these samples, from 8 GiB in force.
+    const auto after = [&](double cpu, std::vector<double> memory, double busy_cpu = 0.1) {
+        PhaseOptions o;
+        o.busy_cpu = busy_cpu;
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (double gib : memory) a = feed(cpu, gib * GiB, false, {4, 8 * GiB});
+        REQUIRE(a);
+        return a->request.memory / GiB;
+    };
+    // At work (0.5 cores) at its memory level: down to it at once (its p99, no margin here).
+    CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}) == Approx(0.5));
+    // Idle before its start, or its memory still growing at every sample: half of 8 GiB at most.
+    CHECK(after(0.05, {0.5, 0.5, 0.45, 0.5}) == Approx(4));
+    CHECK(after(0.5, {0.35, 0.4, 0.45, 0.5}) == Approx(4));
+    // Without the release, the bound holds too.
+    CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0) == Approx(4));
 }
 
 TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {
