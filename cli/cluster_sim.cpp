@@ -183,7 +183,7 @@ Command add_cluster_sim_command(CLI::App& parent) {
                   ->type_name("DATE");
     a->days =
         app->add_option("--days", a->philly.days, "Philly trace: length of the window in days")
-            ->check(CLI::PositiveNumber);
+            ->check(positive());
     app->add_option("--seed", a->philly.elastic.seed,
                     "Philly trace: seed of the rule that makes jobs elastic");
     app->add_option("--elastic-share", a->philly.elastic.share,

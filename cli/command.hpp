@@ -14,7 +14,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 
 namespace phasescale::cli {
 
@@ -41,6 +42,12 @@ Command add_score_live_command(CLI::App& parent);
 // `simulate`, which trains a model per fold; and the check of their column lists.
 void add_training_options(CLI::App* app, model::TrainOptions& options);
 void check_training_columns(const model::TrainOptions& options);
+
+// Checks of a number option (->check): at least 0, above 0. CLI11's NonNegativeNumber and
+// PositiveNumber print their range up to the largest double ("Value -5 not in range 0.000000 to
+// 17976931348623157...") where these say what is wrong.
+CLI::Validator non_negative();
+CLI::Validator positive();
 
 // A command line that parsed but asks for something impossible: exit code 2, as parse errors.
 class UsageError : public std::runtime_error {

@@ -520,7 +520,7 @@ Command add_score_live_command(CLI::App& parent) {
                     "Where to write what metrics-server reports every --resolution seconds for "
                     "all the pods, as one execution in unix time (CSV, for simulate)");
     app->add_option("--resolution", a.resolution, "metrics-server's --metric-resolution, s")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     app->add_option("--vpa", a.vpa,
                     "The live VPA's watch, JSON lines: t, target, lowerBound, upperBound");
     app->add_option("--vpa-input", a.vpa_input,
@@ -529,7 +529,7 @@ Command add_score_live_command(CLI::App& parent) {
     app->add_option("--lag", a.lag,
                     "Seconds the live recommendation may lag the simulated one (a scrape and a "
                     "recommender loop)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     return {app, [args] { return run_score_live(*args); }};
 }
 

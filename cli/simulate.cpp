@@ -330,12 +330,12 @@ Command add_simulate_command(CLI::App& parent) {
                     "executions with models that never saw them, trained on the other inner folds "
                     "of the training set (at most this many; 0: with the fold's own model, which "
                     "knows them and so reaches less risk there than held out)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--train-fraction", o.train_fraction,
                     "Hold out executions: this share trains, the rest is scored")
         ->check(CLI::Range(0.0, 0.999999));
     app->add_option("--folds", o.folds, "Hold out executions by K-fold cross-validation")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--split-seed", o.seed,
                     "Seed of the split of executions into training and held-out ones");
     app->add_option("--train-also", a->train_also,
@@ -352,16 +352,16 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--static-mem-column", o.columns.static_memory,
                     "Memory allocation the trace ran with (bytes)");
     app->add_option("--delay", s.actuation.delay, "Actuation delay in samples for causal policies")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     app->add_option("--min-change", s.actuation.min_change,
                     "Smallest relative request change worth a resize (minChange)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--cooldown", s.actuation.cooldown_s,
                     "Seconds of trace time after a resize before the next (cooldownSeconds)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--horizon", s.phase.horizon_s,
                     "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--rise-quantile", s.phase.rise_quantile,
                     "Phase policy: memory at least the latest usage times this quantile of how "
                     "far the phase's memory rose within a minute in the model's training "
@@ -369,7 +369,7 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::IsMember({0.0, 0.5, 0.9, 0.95, 0.99, 1.0}));
     app->add_option("--mem-step", s.phase.memory_step,
                     "Phase policy: what each OOM kill adds to the container's memory margin")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--mem-keep", s.phase.memory_keep,
                     "Phase policy: a recommendation never lowers memory below this share of the "
                     "request in force (0: no bound)")
@@ -378,7 +378,7 @@ Command add_simulate_command(CLI::App& parent) {
                     "Phase policy: --mem-keep holds until the container's last 4 samples each "
                     "used at least this many cores and its memory did not grow at every one of "
                     "them (its working set, not an idle start or a loading ramp); 0: always")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option("--cpu-keep", s.phase.cpu_keep,
                     "Phase policy: a recommendation never lowers CPU below this share of the "
                     "request in force (0: no bound)")
@@ -410,13 +410,13 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0.0, 0.999));
     app->add_option("--vpa-half-life", s.vpa.cpu_half_life_s,
                     "VPA histogram half-life, seconds (upstream 24 h)")
-        ->check(CLI::PositiveNumber)
+        ->check(positive())
         ->each([&s](const std::string&) { s.vpa.memory_half_life_s = s.vpa.cpu_half_life_s; });
     app->add_option("--vpa-interval", s.vpa.memory_interval_s,
                     "VPA memory peak aggregation interval, seconds (upstream 24 h)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     app->add_option("--window", s.window.samples, "Samples the window policy looks back on")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     app->add_option("--window-quantile", s.window.quantile,
                     "Quantile of the window (1: its maximum)")
         ->check(CLI::Range(0.0, 1.0));
@@ -426,19 +426,19 @@ Command add_simulate_command(CLI::App& parent) {
                     "Phase statistic for memory: 0.5, 0.9, 0.95, 0.99 or 1");
     app->add_option("--debounce", s.phase.debounce,
                     "Samples a new phase must last before the phase policy follows it")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     app->add_option("--adapt", s.phase.adapt_samples,
                     "Phase policy: after this many samples of a container in a phase, use its own "
                     "usage quantile there (0: only the model's statistics)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option(
            "--cpu-headroom", s.phase.headroom.cpu,
            "Phase policy: CPU never below the latest usage times (1 + headroom) (1 + margin)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_option(
            "--mem-headroom", s.phase.headroom.memory,
            "Phase policy: memory never below the latest usage times (1 + headroom) (1 + margin)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     app->add_flag("--proactive", s.phase.proactive,
                   "Phase policy: provision for the likely next phase once a visit runs long");
     add_training_options(

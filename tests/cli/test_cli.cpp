@@ -428,6 +428,25 @@ TEST_CASE("extreme numbers are refused at once with a plain message, never run",
     CHECK(dir.files() == 2);  // stdout and stderr: nothing else written
 }
 
+TEST_CASE("a number option out of range names itself and what it takes", "[cli]") {
+    TempDir dir;
+    const std::string trace = "../shared/data/torch/dev01-mlp.csv";
+    const auto refusal = [&](const std::string& option, const std::string& value) {
+        const Run run =
+            run_cli(dir, {"simulate", "--trace", trace, "--json", dir / "r.json", option, value});
+        CHECK(run.code == 2);
+        return run.err;
+    };
+    CHECK_THAT(refusal("--cooldown", "-5"),
+               Catch::Contains("--cooldown: -5 is out of range: give 0 or more"));
+    CHECK_THAT(refusal("--debounce", "0"),
+               Catch::Contains("--debounce: 0 is out of range: give a number above 0"));
+    CHECK_THAT(refusal("--horizon", "inf"), Catch::Contains("--horizon: inf is out of range"));
+    CHECK_THAT(refusal("--busy-cpu", "lots"), Catch::Contains("--busy-cpu: lots is not a number"));
+    CHECK(refusal("--mem-step", "-1").size() < 200);  // no 309-digit bound
+    CHECK_FALSE(fs::exists(dir / "r.json"));
+}
+
 TEST_CASE("an output that cannot be written fails before any is written", "[cli]") {
     TempDir dir;
     const Run run =
