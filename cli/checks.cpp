@@ -15,9 +15,8 @@ CLI::Validator number_check(bool (*holds)(double), const std::string& wanted,
         [holds, wanted](std::string& text) -> std::string {
             double value = 0;
             if (!CLI::detail::lexical_cast(text, value)) return text + " is not a number";
-            return std::isfinite(value) && holds(value)
-                       ? std::string()
-                       : text + " is out of range: give " + wanted;
+            return std::isfinite(value) && holds(value) ? std::string()
+                                                        : text + " is out of range: give " + wanted;
         },
         name);
 }
