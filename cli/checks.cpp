@@ -3,32 +3,27 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace phasescale::cli {
 
-namespace {
-
-// A validator of a number that `holds` accepts; `wanted` says what it should be.
-CLI::Validator number_check(bool (*holds)(double), const std::string& wanted,
-                            const std::string& name) {
+CLI::Validator number_that_is(const std::string& requirement, std::function<bool(double)> holds) {
     return CLI::Validator(
-        [holds, wanted](std::string& text) -> std::string {
-            double value = 0;
-            if (!CLI::detail::lexical_cast(text, value)) return text + " is not a number";
-            return std::isfinite(value) && holds(value) ? std::string()
-                                                        : text + " is out of range: give " + wanted;
+        [requirement, holds](std::string& text) -> std::string {
+            char* end = nullptr;
+            double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
+            return holds(value) ? std::string() : "must be " + requirement + ", not " + text;
         },
-        name);
+        requirement);
 }
 
-}  // namespace
-
 CLI::Validator non_negative() {
-    return number_check([](double v) { return v >= 0; }, "0 or more", "NONNEGATIVE");
+    return number_that_is("non-negative", [](double v) { return std::isfinite(v) && v >= 0; });
 }
 
 CLI::Validator positive() {
-    return number_check([](double v) { return v > 0; }, "a number above 0", "POSITIVE");
+    return number_that_is("positive", [](double v) { return std::isfinite(v) && v > 0; });
 }
 
 }  // namespace phasescale::cli

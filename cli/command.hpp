@@ -43,9 +43,10 @@ Command add_score_live_command(CLI::App& parent);
 void add_training_options(CLI::App* app, model::TrainOptions& options);
 void check_training_columns(const model::TrainOptions& options);
 
-// Checks of a number option (->check): at least 0, above 0. CLI11's NonNegativeNumber and
-// PositiveNumber print their range up to the largest double ("Value -5 not in range 0.000000 to
-// 17976931348623157...") where these say what is wrong.
+// Checks of a number option (->check) that say what is wrong ("must be positive, not -5",
+// "'abc' is not a number"), where CLI11's range validators print their range up to the largest
+// double. number_that_is: any requirement; non_negative, positive: finite ones.
+CLI::Validator number_that_is(const std::string& requirement, std::function<bool(double)> holds);
 CLI::Validator non_negative();
 CLI::Validator positive();
 

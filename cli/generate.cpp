@@ -51,18 +51,10 @@ std::string utc_time(std::int64_t unix_seconds) {
     return buffer;
 }
 
-// Same wording as the other commands' validators: says what is wrong with the value.
+// A finite number of at least `minimum`.
 CLI::Validator number_at_least(double minimum, const std::string& requirement) {
-    return CLI::Validator(
-        [minimum, requirement](std::string& text) -> std::string {
-            char* end = nullptr;
-            double value = std::strtod(text.c_str(), &end);
-            if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
-            return std::isfinite(value) && value >= minimum
-                       ? std::string()
-                       : "must be " + requirement + ", not " + text;
-        },
-        requirement);
+    return number_that_is(requirement,
+                          [minimum](double v) { return std::isfinite(v) && v >= minimum; });
 }
 
 int run_generate(const GenerateArgs& args) {

@@ -122,19 +122,6 @@ void check_distinct(const std::vector<std::string>& names, const char* option) {
     }
 }
 
-// CLI11's range validators call a non-number "not in range 0 to 1.8e308"; this one says what is
-// wrong.
-CLI::Validator number_that_is(const std::string& requirement, std::function<bool(double)> holds) {
-    return CLI::Validator(
-        [requirement, holds](std::string& text) -> std::string {
-            char* end = nullptr;
-            double value = std::strtod(text.c_str(), &end);
-            if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
-            return holds(value) ? std::string() : "must be " + requirement + ", not " + text;
-        },
-        requirement);
-}
-
 // AI4DL's phase expansion: the model keeps its CRBM; what it does not know becomes new phases.
 int run_extend(TrainArgs& args) {
     if (args.traces.empty()) throw UsageError("--extend needs --trace FILE[,FILE...]");
