@@ -27,10 +27,15 @@ torch=../shared/data/torch
 out=${SAVINGS_OUT:-out/savings}
 mkdir -p "$out"
 
-run() {  # name, then simulate's arguments
+defaults() {  # name, then simulate's arguments: the shipped defaults only
   local name=$1; shift
   echo "== $name, shipped defaults"
   "$phasescale" simulate "$@" --json "$out/$name.defaults.json" --html "$out/$name.defaults.html"
+}
+
+run() {  # name, then simulate's arguments: the defaults, then equal risk
+  local name=$1; shift
+  defaults "$name" "$@"
   echo "== $name, equal risk"
   "$phasescale" simulate "$@" --target-fulfilment 0.95 --json "$out/$name.json" --html "$out/$name.html"
   echo
@@ -67,10 +72,9 @@ if [[ -n ${RUNS:-} ]]; then
   read -r -a static <<<"${RUNS_STATIC-"--static-cpu 2 --static-memory 4Gi"}"
   if ((n >= 2)); then
     run runs --trace "$runs" --model default --folds $((n < 5 ? n : 5)) "${static[@]}"
-  else  # a single execution: nothing to calibrate on, the defaults only
-    echo "== runs, shipped defaults (a single execution: no equal-risk calibration)"
-    "$phasescale" simulate --trace "$runs" --model default "${static[@]}" \
-      --json "$out/runs.defaults.json" --html "$out/runs.defaults.html"
+  else
+    echo "(a single execution: nothing to calibrate on, no equal-risk run)"
+    defaults runs --trace "$runs" --model default "${static[@]}"
   fi
   if [[ ${RUNS_ONLY:-0} == 1 ]]; then
     bash bench/savings-table.sh "$out" runs
