@@ -37,6 +37,9 @@ wait_established() {  # wait_established CRD...: until every named CRD is Establ
     # (kubectl wait fails at once, "accessor error", while a new CRD has no status.conditions)
     wait_for 60 kubectl wait --for=condition=Established --timeout=5s "${@/#/crd/}" > /dev/null 2>&1
 }
+jqt() {  # jqt JQ-ARGS...: jq -e, quietly (true when the expression gives a true value)
+    jq -e "$@" > /dev/null
+}
 summary() {  # summary NAME: the closing line, and the exit status
     echo "$1: $passed passed, $failures failed"
     [[ $failures == 0 ]]

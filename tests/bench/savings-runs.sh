@@ -12,7 +12,6 @@ trap 'rm -rf "$work"' EXIT
 torch=../shared/data/torch
 bench() { PHASESCALE_BUILD_DIR=$build SAVINGS_OUT=$work/out RUNS_ONLY=1 bash bench/savings.sh; }
 rows() { grep -c "^| runs | $1 |" "$work/table"; }
-jqt() { jq -e "$@" > /dev/null; }  # jqt FILTER FILE: whether FILTER holds
 
 RUNS=$torch/dev01-mlp.csv,$torch/dev05-ae.csv bench > "$work/table" 2> "$work/err"
 check "two runs: the defaults and equal risk, CPU and memory" \

@@ -61,9 +61,6 @@ jqe() {  # jqe JQ-EXPRESSION FILE: the expression gives at least one value, and 
     jq -s -e "[.[] | $1] | length > 0 and all" "$2" > /dev/null
 }
 export -f jqe
-jqt() {  # jqt JQ-ARGS...: jq -e, quietly (true when the expression gives a true value)
-    jq -e "$@" > /dev/null
-}
 to() {  # to FILE COMMAND...: COMMAND with its output in FILE (the check's own line stays visible)
     local file=$1; shift
     "$@" > "$file"
