@@ -215,9 +215,8 @@ void add_training_options(CLI::App* app, model::TrainOptions& options) {
                     "Columns whose per-phase statistics the model records")
         ->delimiter(',')
         ->type_name("COLUMN[,COLUMN...]");
-    const CLI::Validator positive = number_that_is("positive", [](double v) { return v > 0; });
-    const CLI::Validator non_negative =
-        number_that_is("non-negative", [](double v) { return v >= 0; });
+    const CLI::Validator positive = phasescale::cli::positive();
+    const CLI::Validator non_negative = phasescale::cli::non_negative();
     const CLI::Validator below_one =
         number_that_is("in [0, 1)", [](double v) { return v >= 0 && v < 1; });
 
@@ -288,7 +287,7 @@ Command add_train_command(CLI::App& parent) {
     extend->excludes(prometheus);
     app->add_option("--new-phases", args->extend_options.new_phases,
                     "With --extend: how many phases to add")
-        ->check(number_that_is("positive", [](double v) { return v > 0; }));
+        ->check(positive());
 
     return {app, [args] { return run_train(*args); }};
 }

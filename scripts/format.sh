@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v clang-format > /dev/null || bash scripts/install-deps.sh clang-format
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' | grep -v '^tests/fuzz/corpus/')
+# Tracked files and new ones not yet added (git ls-files alone would skip a new file unchecked).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' '*.h' |
+  grep -v '^tests/fuzz/corpus/')
 if [[ ${1:-} == --check ]]; then
   bad=()
   for f in "${files[@]}"; do

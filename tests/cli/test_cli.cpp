@@ -447,6 +447,12 @@ TEST_CASE("a number option out of range names itself and what it takes", "[cli]"
                Catch::Contains("--busy-cpu: 'lots' is not a number"));
     CHECK(refusal("--mem-step", "-1").size() < 200);  // no 309-digit bound
     CHECK_FALSE(fs::exists(dir / "r.json"));
+    // train speaks alike, and an infinite rate is no rate.
+    const Run train = run_cli(
+        dir, {"train", "--trace", trace, "--out", dir / "m.json", "--learning-rate", "inf"});
+    CHECK(train.code == 2);
+    CHECK_THAT(train.err, Catch::Contains("--learning-rate: must be positive, not inf"));
+    CHECK_FALSE(fs::exists(dir / "m.json"));
 }
 
 TEST_CASE("an output that cannot be written fails before any is written", "[cli]") {
