@@ -33,6 +33,7 @@ struct SimulateArgs {
     std::string autoscaler;               // a PhaseAutoscaler YAML file; empty: the CRD's defaults
     std::vector<std::string> train_also;  // traces every fold's model also trains on, never scored
     std::string static_cpu, static_memory;  // quantities
+    std::string memory_min_headroom;        // a quantity; empty: the autoscaler's
     model::TrainOptions training;
     sim::ExperimentOptions experiment;
 };
@@ -135,12 +136,22 @@ void apply_autoscaler(const control::AutoscalerSpec& spec, const CLI::App& app,
     unless_given("--cpu-target", p.cpu_target, from_spec.cpu_target);
     if (app.count("--proactive") == 0) p.proactive = from_spec.proactive;
     p.margins = from_spec.margins;
+    p.memory_min_headroom = from_spec.memory_min_headroom;
     unless_given("--min-change", s.actuation.min_change, spec.min_change);
     unless_given("--cooldown", s.actuation.cooldown_s, static_cast<double>(spec.cooldown_seconds));
     s.actuation.safety_margins = control::safety_margins(spec);
     unless_given("--horizon", p.horizon_s,
                  s.actuation.cooldown_s);  // as phase_options() does for the operator
     s.actuation.bounds = control::container_bounds(spec.policy_for("*"));
+}
+
+// --mem-min-headroom, where given, over the autoscaler's.
+void apply_min_headroom(const std::string& quantity, policy::PhaseOptions& p) {
+    if (quantity.empty()) return;
+    const auto bytes = control::parse_quantity(quantity);
+    if (!bytes || !(*bytes >= 0) || *bytes > policy::kMaxMemoryBytes)
+        throw UsageError("--mem-min-headroom: not a memory quantity: '" + quantity + "'");
+    p.memory_min_headroom = *bytes;
 }
 
 std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {
@@ -191,6 +202,7 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
     o.policies = policies_from(a.policies);
     o.static_allocation = static_allocation(a);
     apply_autoscaler(autoscaler_spec(a.autoscaler), app, o.settings);
+    apply_min_headroom(a.memory_min_headroom, o.settings.phase);
     check_training_columns(a.training);
     // The phase policy reads the model's statistics of the usage columns scored here.
     o.settings.phase.cpu_column = o.columns.cpu;
@@ -439,6 +451,11 @@ Command add_simulate_command(CLI::App& parent) {
            "--mem-headroom", s.phase.headroom.memory,
            "Phase policy: memory never below the latest usage times (1 + headroom) (1 + margin)")
         ->check(non_negative());
+    app->add_option("--mem-min-headroom", a->memory_min_headroom,
+                    "Phase policy: memory never below the latest usage plus this much, whatever "
+                    "the margin (a quantity: 64Mi, 0 for none; default: the autoscaler's "
+                    "resources.memory.minHeadroom, 64Mi)")
+        ->type_name("QUANTITY");
     app->add_flag("--proactive", s.phase.proactive,
                   "Phase policy: provision for the likely next phase once a visit runs long");
     add_training_options(

@@ -310,9 +310,7 @@ Amount PhaseRecommender::size(Amount want) const {
     auto sized = [](double estimate, double floor, double margin) {
         return std::max(estimate * (1 + margin), floor);
     };
-    const double memory = sized(
-        want.memory, usage_floor(projected_memory(), options_.headroom.memory, memory_margin()),
-        memory_margin());
+    const double memory = sized(want.memory, memory_floor(projected_memory()), memory_margin());
     return {sized(want.cpu, usage_floor(latest_usage_.cpu, options_.headroom.cpu, cpu_margin()),
                   cpu_margin()),
             std::max(memory, rising_memory())};
@@ -332,13 +330,18 @@ double PhaseRecommender::usage_floor(double usage, double headroom, double margi
     return usage * (1 + headroom) * (1 + std::max(0.0, margin));
 }
 
+// Memory's floor for this usage: usage_floor, and at least memory_min_headroom above it.
+double PhaseRecommender::memory_floor(double usage) const {
+    return std::max(usage_floor(usage, options_.headroom.memory, memory_margin()),
+                    usage + options_.memory_min_headroom);
+}
+
 // One step from the requests in force at most (step_bounded); CPU never below a throttled
 // sample's growth; memory never below an OOM bump nor below the latest usage plus the margin: a
 // bound that held memory under what the container already uses would kill it for sure. Every
 // recommendation passes here, the operator's and the simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
-    const double used =
-        usage_floor(latest_usage_.memory, options_.headroom.memory, memory_margin());
+    const double used = memory_floor(latest_usage_.memory);
     const double cpu =
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
     return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_,

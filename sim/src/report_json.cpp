@@ -136,7 +136,8 @@ json report_json(const Report& r) {
               {"seed", r.options.seed},
               {"actuation_delay", r.options.settings.actuation.delay},
               {"min_change", r.options.settings.actuation.min_change},
-              {"cooldown_seconds", r.options.settings.actuation.cooldown_s}}},
+              {"cooldown_seconds", r.options.settings.actuation.cooldown_s},
+              {"memory_min_headroom", r.options.settings.phase.memory_min_headroom}}},
             {"notes", r.notes}};
 }
 

@@ -373,6 +373,7 @@ TEST_CASE("simulate --autoscaler replays a PhaseAutoscaler's settings, the CRD's
     const nlohmann::json defaults = nlohmann::json::parse(read_file(dir / "defaults.json"));
     CHECK(defaults["settings"]["cooldown_seconds"] == 60);
     CHECK(defaults["settings"]["min_change"] == 0.05);
+    CHECK(defaults["settings"]["memory_min_headroom"] == 64 * 1024 * 1024);
 
     const std::string yaml = dir.write("pas.yaml", R"(apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
@@ -382,12 +383,21 @@ spec:
   mode: InPlace
   cooldownSeconds: 0
   minChange: 0
+  resources: {memory: {minHeadroom: 0}}
   containerPolicies:
     - {containerName: "*", maxAllowed: {cpu: 1500m}}
 )");
     REQUIRE(simulate({"--autoscaler", yaml}, "pas.json").code == 0);
     const nlohmann::json pas = nlohmann::json::parse(read_file(dir / "pas.json"));
     CHECK(pas["settings"]["cooldown_seconds"] == 0);
+    CHECK(pas["settings"]["memory_min_headroom"] == 0);
+    // A flag wins over the autoscaler's setting, and says what it takes.
+    REQUIRE(simulate({"--autoscaler", yaml, "--mem-min-headroom", "128Mi"}, "flag.json").code == 0);
+    CHECK(nlohmann::json::parse(read_file(dir / "flag.json"))["settings"]["memory_min_headroom"] ==
+          128 * 1024 * 1024);
+    const Run lots = simulate({"--mem-min-headroom", "lots"}, "lots.json");
+    CHECK(lots.code == 2);
+    CHECK_THAT(lots.err, Catch::Contains("--mem-min-headroom: not a memory quantity: 'lots'"));
     // No cooldown and no minimum change: more resizes than at the defaults.
     CHECK(pas["policies"]["phase"]["resizes"].get<int>() >
           defaults["policies"]["phase"]["resizes"].get<int>());

@@ -92,6 +92,9 @@ TEST_CASE("spec: the CRD's defaults fill what is not given", "[unit]") {
     CHECK(p.spec.min_change == 0.05);
     CHECK(p.spec.cooldown_seconds == 60);
     CHECK_FALSE(p.spec.proactive);
+    CHECK(p.spec.memory.min_headroom == 64 * MiB);
+    // The operator's policy and the plain replay's are the same.
+    CHECK(phase_options(p.spec).memory_min_headroom == policy::PhaseOptions{}.memory_min_headroom);
     const ContainerPolicy c = p.spec.policy_for("main");
     CHECK(c.enabled);
     CHECK(c.control_cpu);
@@ -113,7 +116,8 @@ TEST_CASE("spec: every field is read", "[unit]") {
            {"controlledResources", {"memory"}},
            {"controlledValues", "RequestsOnly"}}}},
         {"resources",
-         {{"cpu", {{"quantile", 0.9}, {"safetyMargin", 0.2}}}, {"memory", {{"quantile", 1}}}}},
+         {{"cpu", {{"quantile", 0.9}, {"safetyMargin", 0.2}}},
+          {"memory", {{"quantile", 1}, {"minHeadroom", "128Mi"}}}}},
         {"debounceSamples", 3},
         {"minChange", 0.1},
         {"cooldownSeconds", 30},
@@ -149,6 +153,7 @@ TEST_CASE("spec: every field is read", "[unit]") {
     CHECK(o.margins.cpu == 0.2);
     CHECK(o.debounce == 3);
     CHECK(o.proactive);
+    CHECK(o.memory_min_headroom == 128 * MiB);
 }
 
 TEST_CASE("spec: modes and container policies read as the VPA's, older spellings too", "[unit]") {
@@ -203,7 +208,7 @@ TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", 
           {{"containerName", "b"},
            {"minAllowed", {{"cpu", "2"}}},
            {"maxAllowed", {{"cpu", "1"}}}}}},
-        {"resources", {{"cpu", {{"quantile", 0.7}}}}},
+        {"resources", {{"cpu", {{"quantile", 0.7}}}, {"memory", {{"minHeadroom", "-1Gi"}}}}},
         {"debounceSamples", 0},
         {"minChange", "big"},
     }));
@@ -215,6 +220,7 @@ TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", 
     CHECK_THAT(m, Contains("spec.containerPolicies[0].minAllowed.cpu: not a quantity"));
     CHECK_THAT(m, Contains("minAllowed.cpu exceeds maxAllowed.cpu"));
     CHECK_THAT(m, Contains("spec.resources.cpu.quantile"));
+    CHECK_THAT(m, Contains("spec.resources.memory.minHeadroom: not a memory quantity"));
     CHECK_THAT(m, Contains("spec.debounceSamples"));
     CHECK_THAT(m, Contains("spec.minChange: expected a number"));
     CHECK_FALSE(parse_spec(json("not an object")).ok());

@@ -37,6 +37,7 @@ check "mode defaults to Off (recommend only, as the VPA's Off)" equals minimal .
 check "model defaults to the built-in one" equals minimal .spec.model.name default
 check "CPU quantile defaults to p95" equals minimal .spec.resources.cpu.quantile 0.95
 check "memory quantile defaults to p99" equals minimal .spec.resources.memory.quantile 0.99
+check "memory keeps 64Mi above its usage by default" equals minimal .spec.resources.memory.minHeadroom 64Mi
 check "the CPU target fulfilment defaults to 95%" equals minimal .spec.resources.cpu.targetFulfilment 0.95
 check "debounce defaults to 2" equals minimal .spec.debounceSamples 2
 check "minChange defaults to 5%" equals minimal .spec.minChange 0.05
@@ -101,6 +102,12 @@ apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
 metadata: {name: bad-target}
 spec: {selector: {}, resources: {cpu: {targetFulfilment: 1}}}
+YAML
+refused "a memory headroom that is no quantity" 'spec.resources.memory.minHeadroom' <<'YAML'
+apiVersion: phasescale.io/v1alpha1
+kind: PhaseAutoscaler
+metadata: {name: bad-headroom}
+spec: {selector: {}, resources: {memory: {minHeadroom: lots}}}
 YAML
 refused "two models at once" 'exactly one of model.name and model.configMap' <<'YAML'
 apiVersion: phasescale.io/v1alpha1

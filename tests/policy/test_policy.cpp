@@ -41,6 +41,7 @@ PhaseOptions sizing_only() {
     o.first_resize_samples = 0;
     o.max_growth = 0;
     o.cpu_keep = 0;
+    o.memory_min_headroom = 0;
     return o;
 }
 
@@ -846,6 +847,7 @@ TEST_CASE("phase: one step never grows a request past max_growth nor below the s
     o.max_growth = 2;
     o.cpu_keep = 0.5;
     o.busy_cpu = 0;  // the memory bound always holds (the next test releases it)
+    o.memory_min_headroom = 0;
     PhaseRecommender r(m, o);
     Feed feed{r};
     // Phase 1 wants 2.2 cores and 4 GiB, and usage is 3 cores: from 1 core and 1 GiB in force,
@@ -880,6 +882,7 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     const auto after = [&](double cpu, std::vector<double> memory, double busy_cpu = 0.1) {
         PhaseOptions o;
         o.busy_cpu = busy_cpu;
+        o.memory_min_headroom = 0;
         PhaseRecommender r(m, o);
         Feed feed{r};
         std::optional<Allocation> a;
@@ -894,6 +897,28 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     CHECK(after(0.5, {0.35, 0.4, 0.45, 0.5}) == Approx(4));
     // Without the release, the bound holds too.
     CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0) == Approx(4));
+}
+
+TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    // The memory recommended to a container at work at a flat level, from 8 GiB in force.
+    const auto flat_at = [&](double gib, double margin, double min_headroom) {
+        PhaseOptions o;
+        o.margins = {0.1, margin};
+        o.memory_min_headroom = min_headroom;
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (int i = 0; i < 6; ++i) a = feed(0.5, gib * GiB, false, {4, 8 * GiB});
+        REQUIRE(a);
+        return a->request.memory / GiB;
+    };
+    // At a margin of 0 the next 64 MiB of the allocator's growth would kill it: 64 MiB stay.
+    CHECK(flat_at(0.5, 0, 64 * MiB) == Approx(0.5 + 1.0 / 16));
+    // Where the margin gives more, the margin holds.
+    CHECK(flat_at(2, 0.1, 64 * MiB) == Approx(2.2));
+    // 0: no such floor.
+    CHECK(flat_at(0.5, 0, 0) == Approx(0.5));
 }
 
 TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {

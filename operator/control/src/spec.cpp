@@ -163,6 +163,14 @@ void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizi
     if (std::string(res) == "cpu") {
         if (auto t = r.number(*s, "targetFulfilment", field + ".targetFulfilment", 0, 0.999))
             out.target_fulfilment = *t;
+    } else if (s->contains("minHeadroom")) {
+        const auto q = quantity_of((*s)["minHeadroom"]);
+        if (!q || *q > policy::kMaxMemoryBytes)
+            r.error(field + ".minHeadroom",
+                    "not a memory quantity (non-negative, at most what a node has): " +
+                        short_dump((*s)["minHeadroom"]));
+        else
+            out.min_headroom = *q;
     }
 }
 

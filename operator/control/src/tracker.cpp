@@ -19,6 +19,7 @@ policy::PhaseOptions phase_options(const AutoscalerSpec& spec) {
     o.memory_quantile = spec.memory.quantile;
     o.margins = safety_margins(spec);
     o.cpu_target = spec.cpu.target_fulfilment;
+    o.memory_min_headroom = spec.memory.min_headroom;
     o.debounce = spec.debounce_samples;
     o.proactive = spec.proactive;
     o.horizon_s = spec.cooldown_seconds;  // an allocation holds at least until the next resize

@@ -36,6 +36,12 @@ struct PhaseOptions {
     // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
     // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
     Margins headroom{0, 0};
+    // Memory never below the latest usage plus this many bytes, whatever the margin: an allocator
+    // grows in segments (PyTorch's by 2-20 MiB blocks, a few at once), so a flat container cut to
+    // its very level, as a margin of 0 does, is killed by its next 2-65 MiB (three of the torch
+    // runs of bench/savings.sh at equal risk). Costs nothing at the defaults' 10% margin above
+    // 640 MiB.
+    double memory_min_headroom = 64.0 * 1024 * 1024;
     // Also provision for the likely next phase once a visit lasts longer than that phase's median.
     bool proactive = false;
     // Memory look-ahead: an allocation holds until the next resize (the cooldown), and an OOM kill
@@ -145,6 +151,7 @@ private:
     double cpu_margin() const;
     double memory_margin() const;
     static double usage_floor(double usage, double headroom, double margin);
+    double memory_floor(double usage) const;
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool shown_working_set() const;

@@ -37,6 +37,7 @@ struct ResourceSizing {
     double quantile = 0.95;
     double safety_margin = 0.1;
     double target_fulfilment = 0;  // CPU: the share of samples within the request (0: off)
+    double min_headroom = 0;       // memory: bytes above the latest usage, at least
 };
 
 struct ModelRef {
@@ -53,7 +54,7 @@ struct AutoscalerSpec {
     ModelRef model;
     std::vector<ContainerPolicy> container_policies;
     ResourceSizing cpu{0.95, 0.1, 0.95};
-    ResourceSizing memory{0.99, 0.1, 0};
+    ResourceSizing memory{0.99, 0.1, 0, 64.0 * 1024 * 1024};  // 64Mi, as policy::PhaseOptions
     int debounce_samples = 2;
     double min_change = 0.05;
     int cooldown_seconds = 60;
