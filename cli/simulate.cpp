@@ -388,8 +388,13 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0.0, 1.0));
     app->add_option("--busy-cpu", s.phase.busy_cpu,
                     "Phase policy: --mem-keep holds until the container's last 4 samples each "
-                    "used at least this many cores and its memory did not grow at every one of "
-                    "them (its working set, not an idle start or a loading ramp); 0: always")
+                    "used at least this many cores and its memory did not grow (--mem-noise) at "
+                    "every one of them (its working set, not an idle start or a loading ramp); 0: "
+                    "always")
+        ->check(non_negative());
+    app->add_option("--mem-noise", s.phase.memory_noise,
+                    "Phase policy: for --busy-cpu, memory grew at a sample only by more than this "
+                    "share of the usage before (smaller steps are noise)")
         ->check(non_negative());
     app->add_option("--cpu-keep", s.phase.cpu_keep,
                     "Phase policy: a recommendation never lowers CPU below this share of the "

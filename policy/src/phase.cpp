@@ -358,8 +358,8 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
 }
 
 // Whether the container's last trend_samples samples were all at work (busy_cpu) and its memory
-// did not grow at every one of them: what it uses now is its working set, not the idle start or
-// the loading ramp of a job about to need far more.
+// did not grow (by more than memory_noise) at every one of them: what it uses now is its working
+// set, not the idle start or the loading ramp of a job about to need far more.
 bool PhaseRecommender::shown_working_set() const {
     if (options_.busy_cpu <= 0 || options_.trend_samples == 0) return false;
     const std::vector<Amount> seen = seen_recently_.values();
@@ -368,7 +368,8 @@ bool PhaseRecommender::shown_working_set() const {
     bool growing = true;
     for (auto a = last; a != seen.end(); ++a) {
         if (a->cpu < options_.busy_cpu) return false;
-        if (a != last && !(a->memory > (a - 1)->memory)) growing = false;
+        if (a != last && !(a->memory > (a - 1)->memory * (1 + options_.memory_noise)))
+            growing = false;
     }
     return !growing;
 }

@@ -73,6 +73,10 @@ struct PhaseOptions {
     // runs of bench/savings.sh, 9% less memory for no kill; from 4 GiB to their 0.4-2 GiB,
     // halving took two cooldowns). 0: the bound always holds.
     double busy_cpu = 0.1;
+    // Memory grew at a sample only if it grew by more than this share of the usage before: the
+    // MLP run of bench/savings.sh settles at 400.88 MB and then adds 8-12 KiB a sample, which held
+    // its 4 GiB start at 2 GiB for a cooldown. A slower climb is the look-ahead's (horizon_s).
+    double memory_noise = 0.01;
     // CPU never below this share of the CPU request in force, working set or not. 0: no bound.
     double cpu_keep = 0.25;
     // Per step, a recommendation never gives more than this factor times a request in force (a
