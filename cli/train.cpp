@@ -215,8 +215,6 @@ void add_training_options(CLI::App* app, model::TrainOptions& options) {
                     "Columns whose per-phase statistics the model records")
         ->delimiter(',')
         ->type_name("COLUMN[,COLUMN...]");
-    const CLI::Validator positive = phasescale::cli::positive();
-    const CLI::Validator non_negative = phasescale::cli::non_negative();
     const CLI::Validator below_one =
         number_that_is("in [0, 1)", [](double v) { return v >= 0 && v < 1; });
 
@@ -230,21 +228,21 @@ void add_training_options(CLI::App* app, model::TrainOptions& options) {
         ->check(from_one_to(1000));
     app->add_option("--phases", p.phases, "Phases (k-means clusters)")->check(from_one_to(1000));
     app->add_option("--epochs", p.epochs, "Training epochs")->check(from_one_to(1e6));
-    app->add_option("--learning-rate", p.learning_rate, "SGD learning rate")->check(positive);
+    app->add_option("--learning-rate", p.learning_rate, "SGD learning rate")->check(positive());
     app->add_option("--batch", p.batch, "Slices per update (1 is the AI4DL reference)")
         ->check(from_one_to(1e6));
     app->add_option("--cd-steps", p.cd_steps, "k of CD-k (Gibbs steps per update)")
         ->check(from_one_to(1000));
     app->add_option("--momentum", p.momentum, "SGD momentum (0 disables)")->check(below_one);
     app->add_option("--weight-decay", p.weight_decay, "L2 penalty on W, A and B (0 disables)")
-        ->check(non_negative);
+        ->check(non_negative());
     app->add_option("--patience", p.patience,
                     "Stop after this many epochs without improvement (0 disables)")
-        ->check(non_negative);
+        ->check(non_negative());
     app->add_option("--restarts", p.kmeans_restarts, "k-means++ restarts; the best one is kept")
         ->check(from_one_to(1000));
     app->add_option("--seed", p.seed, "Seed of every random choice: the same seed, the same model")
-        ->check(non_negative);
+        ->check(non_negative());
 }
 
 Command add_train_command(CLI::App& parent) {

@@ -339,8 +339,7 @@ double PhaseRecommender::memory_floor(double usage) const {
 // One step from the requests in force at most (step_bounded); CPU never below a throttled
 // sample's growth; memory never below an OOM bump nor below the latest usage plus the margin (and
 // memory_min_headroom): a bound that held memory under what the container already uses would
-// kill it for sure. Every
-// recommendation passes here, the operator's and the simulator's alike.
+// kill it for sure. Every recommendation passes here, the operator's and the simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
     const double used = memory_floor(latest_usage_.memory);
     const double cpu =

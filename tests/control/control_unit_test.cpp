@@ -220,7 +220,7 @@ TEST_CASE("spec: what cannot be honoured becomes messages, never an exception", 
     CHECK_THAT(m, Contains("spec.containerPolicies[0].minAllowed.cpu: not a quantity"));
     CHECK_THAT(m, Contains("minAllowed.cpu exceeds maxAllowed.cpu"));
     CHECK_THAT(m, Contains("spec.resources.cpu.quantile"));
-    CHECK_THAT(m, Contains("spec.resources.memory.minHeadroom: not a memory quantity"));
+    CHECK_THAT(m, Contains("spec.resources.memory.minHeadroom: not a quantity"));
     CHECK_THAT(m, Contains("spec.debounceSamples"));
     CHECK_THAT(m, Contains("spec.minChange: expected a number"));
     CHECK_FALSE(parse_spec(json("not an object")).ok());

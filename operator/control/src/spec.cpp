@@ -55,6 +55,23 @@ std::string short_dump(const json& v) {
     return text.size() > 40 ? text.substr(0, 40) + "..." : text;
 }
 
+// A CPU or memory quantity no node could exceed; none, with an error at `field`, otherwise.
+std::optional<double> node_quantity(Reader& r, const json& value, const std::string& field,
+                                    bool cpu) {
+    const auto q = quantity_of(value);
+    if (!q) {
+        r.error(field, "not a quantity (non-negative, finite): " + short_dump(value));
+        return std::nullopt;
+    }
+    const double ceiling = cpu ? policy::kMaxCpuCores : policy::kMaxMemoryBytes;
+    if (*q > ceiling) {
+        r.error(field, "more than any node has (at most " +
+                           (cpu ? format_cpu(ceiling) : format_memory(ceiling)) + ")");
+        return std::nullopt;
+    }
+    return q;
+}
+
 void read_bounds(Reader& r, const json& parent, const char* key, const std::string& field,
                  ResourceBounds& out) {
     const json* b = r.object(parent, key, field);
@@ -62,20 +79,8 @@ void read_bounds(Reader& r, const json& parent, const char* key, const std::stri
     for (const char* res : {"cpu", "memory"}) {
         if (!b->contains(res)) continue;
         const bool cpu = std::string(res) == "cpu";
-        const auto q = quantity_of((*b)[res]);
-        if (!q) {
-            r.error(field + "." + res,
-                    "not a quantity (non-negative, finite): " + short_dump((*b)[res]));
-            continue;
-        }
-        const double ceiling = cpu ? policy::kMaxCpuCores : policy::kMaxMemoryBytes;
-        if (*q > ceiling) {
-            r.error(field + "." + res, "more than any node has (at most " +
-                                           (cpu ? format_cpu(ceiling) : format_memory(ceiling)) +
-                                           ")");
-            continue;
-        }
-        (cpu ? out.cpu : out.memory) = *q;
+        if (auto q = node_quantity(r, (*b)[res], field + "." + res, cpu))
+            (cpu ? out.cpu : out.memory) = *q;
     }
 }
 
@@ -164,12 +169,7 @@ void read_sizing(Reader& r, const json& resources, const char* res, ResourceSizi
         if (auto t = r.number(*s, "targetFulfilment", field + ".targetFulfilment", 0, 0.999))
             out.target_fulfilment = *t;
     } else if (s->contains("minHeadroom")) {
-        const auto q = quantity_of((*s)["minHeadroom"]);
-        if (!q || *q > policy::kMaxMemoryBytes)
-            r.error(field + ".minHeadroom",
-                    "not a memory quantity (non-negative, at most what a node has): " +
-                        short_dump((*s)["minHeadroom"]));
-        else
+        if (auto q = node_quantity(r, (*s)["minHeadroom"], field + ".minHeadroom", false))
             out.min_headroom = *q;
     }
 }
