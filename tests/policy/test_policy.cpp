@@ -1015,6 +1015,49 @@ TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth tim
     CHECK(observe(missed, 0.5, 0) > observe(met, 0.5, 0));
 }
 
+TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that demand",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0.1, 0};
+    o.adapt_samples = 0;  // the model's statistics: phase 0's CPU p95 is 0.6
+    o.throttle_growth = 1.5;
+    double t = 0;
+    std::vector<double> features;
+    auto observe = [&](PhaseRecommender& r, double cpu, double limit, double throttled) {
+        Sample s = at(t += 15, cpu, 0.5 * GiB, {limit, GiB});
+        s.limit = {limit, GiB};
+        s.cpu_throttled = throttled;
+        features = {cpu, 0.5 * GiB};
+        s.features = features.data();
+        r.observe(s);
+        return r.recommend(nullptr).value_or(Allocation{}).request.cpu;
+    };
+    PhaseRecommender r(m, o);
+    // 0.8 cores in use, unthrottled at 1 core; then cut to 0.7 and throttled there twice: its
+    // demand of 0.8 is known, so 0.8 x 1.1 (1.5 x 0.7 = 1.05 without it).
+    observe(r, 0.8, 1, 0);
+    observe(r, 0.8, 1, 0);
+    observe(r, 0.7, 0.7, 1);
+    CHECK(observe(r, 0.7, 0.7, 1) == Approx(0.88));
+    // Throttled at 0.9, above anything it used unthrottled: its demand is unknown, so the growth.
+    observe(r, 0.9, 0.9, 1);
+    CHECK(observe(r, 0.9, 0.9, 1) == Approx(1.35));
+
+    // Never more than the growth: 3 cores used unthrottled earlier, throttled at 0.7 now.
+    PhaseRecommender busier(m, o);
+    observe(busier, 3, 4, 0);
+    observe(busier, 0.7, 0.7, 1);
+    CHECK(observe(busier, 0.7, 0.7, 1) == Approx(1.05));
+
+    // Usage within its margin of the limit (0.95 x 1.1 >= 1) may be short of what it wants: no
+    // demand known, so throttled at 0.9 it grows to 1.35 (0.95 x 1.1 = 1.045 if it counted).
+    PhaseRecommender pinned(m, o);
+    observe(pinned, 0.95, 1, 0);
+    observe(pinned, 0.9, 0.9, 1);
+    CHECK(observe(pinned, 0.9, 0.9, 1) == Approx(1.35));
+}
+
 TEST_CASE("phase: a container that starts below what it uses is resized before its first phase",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();

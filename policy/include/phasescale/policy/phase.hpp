@@ -111,7 +111,9 @@ struct PhaseOptions {
     // start-up that used less CPU than the training after it: training is throttled and raised
     // within two samples. (Holding CPU at its starting request for the first cooldown instead cost
     // 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on four torch runs
-    // of other programs: docs/savings.md.)
+    // of other programs: docs/savings.md.) Where the container ran unthrottled above that limit
+    // within its last `recent_samples` samples, its demand is known: CPU then goes back to that
+    // demand times (1 + margin), if that is less (throttled_floor).
     double throttle_growth = 1.5;
     // The growth begins at this many throttled samples in a row (1: at the first). One alone is
     // within what a CPU target allows (5% of samples missed at 0.95) and the online margin
@@ -156,6 +158,7 @@ private:
     double memory_margin() const;
     static double usage_floor(double usage, double headroom, double margin);
     double memory_floor(double usage) const;
+    double throttled_floor(double limit) const;
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool shown_working_set() const;
@@ -182,6 +185,7 @@ private:
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
     std::vector<Ring<Amount>> seen_in_phase_;
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
+    Ring<double> demand_seen_;    // their CPU usage where it was not throttled (else 0)
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
     std::size_t throttled_run_ = 0;   // throttled samples in a row, up to the latest (0: not)
