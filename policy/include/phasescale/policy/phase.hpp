@@ -185,7 +185,7 @@ private:
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
     std::vector<Ring<Amount>> seen_in_phase_;
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
-    Ring<double> demand_seen_;    // their CPU usage where it was not throttled (else 0)
+    Ring<double> demand_seen_;    // their CPU usage, where neither throttled nor at risk (else 0)
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
     std::size_t throttled_run_ = 0;   // throttled samples in a row, up to the latest (0: not)
