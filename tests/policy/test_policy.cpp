@@ -71,6 +71,22 @@ struct Feed {
     }
 };
 
+// Samples at a CPU limit (the request alike), throttled in a share of their CFS periods; returns
+// the CPU recommended after each.
+struct ThrottledFeed {
+    double t = 0;
+    std::vector<double> features = {};
+    double operator()(PhaseRecommender& r, double cpu, double limit, double throttled) {
+        Sample s = at(t += 15, cpu, 0.5 * GiB, {limit, GiB});
+        s.limit = {limit, GiB};
+        s.cpu_throttled = throttled;
+        features = {cpu, 0.5 * GiB};
+        s.features = features.data();
+        r.observe(s);
+        return r.recommend(nullptr).value_or(Allocation{}).request.cpu;
+    }
+};
+
 }  // namespace
 
 TEST_CASE("VPA buckets grow by 5% from 0.01 cores and 10 MB", "[policy][vpa]") {
@@ -969,16 +985,9 @@ TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth tim
     o.cpu_target = 0.95;  // throttled in more than 5% of its periods: usage is below demand
     o.adapt_samples = 0;  // the model's statistics: phase 0's CPU p95 is 0.6
     o.throttle_growth = 1.5;
-    double t = 0;
-    std::vector<double> features;
+    ThrottledFeed feed;
     auto observe = [&](PhaseRecommender& r, double cpu, double throttled) {
-        Sample s = at(t += 15, cpu, 0.5 * GiB, {1, GiB});
-        s.limit = {1, GiB};
-        s.cpu_throttled = throttled;
-        features = {cpu, 0.5 * GiB};
-        s.features = features.data();
-        r.observe(s);
-        return r.recommend(nullptr).value_or(Allocation{}).request.cpu;
+        return feed(r, cpu, 1, throttled);
     };
     PhaseRecommender r(m, o);
     observe(r, 0.5, 0);
@@ -1022,17 +1031,7 @@ TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that dema
     o.margins = {0.1, 0};
     o.adapt_samples = 0;  // the model's statistics: phase 0's CPU p95 is 0.6
     o.throttle_growth = 1.5;
-    double t = 0;
-    std::vector<double> features;
-    auto observe = [&](PhaseRecommender& r, double cpu, double limit, double throttled) {
-        Sample s = at(t += 15, cpu, 0.5 * GiB, {limit, GiB});
-        s.limit = {limit, GiB};
-        s.cpu_throttled = throttled;
-        features = {cpu, 0.5 * GiB};
-        s.features = features.data();
-        r.observe(s);
-        return r.recommend(nullptr).value_or(Allocation{}).request.cpu;
-    };
+    ThrottledFeed observe;
     PhaseRecommender r(m, o);
     // 0.8 cores in use, unthrottled at 1 core; then cut to 0.7 and throttled there twice: its
     // demand of 0.8 is known, so 0.8 x 1.1 (1.5 x 0.7 = 1.05 without it).
