@@ -183,8 +183,7 @@ double PhaseRecommender::throttled_floor(double limit) const {
     const double grown = options_.throttle_growth * limit;
     const std::vector<double> seen = demand_seen_.values();
     if (seen.empty()) return grown;
-    const double known =
-        *std::max_element(seen.begin(), seen.end()) * (1 + std::max(0.0, cpu_margin()));
+    const double known = usage_floor(*std::max_element(seen.begin(), seen.end()), 0, cpu_margin());
     return known > limit ? std::min(known, grown) : grown;
 }
 
