@@ -16,13 +16,23 @@ Allocation no_cut(const Allocation& current, Allocation wanted) {
     return wanted;
 }
 
+namespace {
+
+// A request moved from `from` to `to` by more than `min_change` of it (from nothing: at all).
+bool changed(double from, double to, double min_change) {
+    if (from <= 0) return to != from;
+    return std::abs(to - from) > min_change * from;
+}
+
+}  // namespace
+
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change) {
-    auto changed = [&](double from, double to) {
-        if (from <= 0) return to != from;
-        return std::abs(to - from) > min_change * from;
-    };
-    return changed(current.request.cpu, wanted.request.cpu) ||
-           changed(current.request.memory, wanted.request.memory);
+    return changed(current.request.cpu, wanted.request.cpu, min_change) ||
+           changed(current.request.memory, wanted.request.memory, min_change);
+}
+
+bool grows_memory(const Amount& current, const Amount& wanted, double min_change) {
+    return wanted.memory > current.memory && changed(current.memory, wanted.memory, min_change);
 }
 
 PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before) {
@@ -49,8 +59,9 @@ bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_
 }
 
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
-                  PerResource at_risk, PerResource raised) {
-    const bool called_for = (at_risk.cpu && raised.cpu) || (at_risk.memory && raised.memory);
+                  PerResource at_risk, PerResource raised, bool memory_grows) {
+    const bool called_for =
+        memory_grows || (at_risk.cpu && raised.cpu) || (at_risk.memory && raised.memory);
     return in_cooldown(last_resize, now, cooldown_s) && !called_for;
 }
 
@@ -79,13 +90,14 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
     pending_.push_back(wanted);
 }
 
-// Within the cooldown nothing is cut: only more of a resource at risk goes ahead.
+// Within the cooldown nothing is cut: only more memory, or more of a resource at risk, goes ahead.
 void Actuator::apply(const Allocation& wanted, double now) {
     Allocation next = constrain(in_force_, wanted.request, options_.bounds);
     if (in_cooldown(last_resize_, now, options_.cooldown_s)) next = no_cut(in_force_, next);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
     if (cooling_down(last_resize_, now, options_.cooldown_s, at_risk_,
-                     raises(in_force_.request, next.request, options_.safety_margins)))
+                     raises(in_force_.request, next.request, options_.safety_margins),
+                     grows_memory(in_force_.request, next.request, options_.min_change)))
         return;
     in_force_ = next;
     last_resize_ = now;

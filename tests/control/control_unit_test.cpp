@@ -595,7 +595,7 @@ TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resource
 TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[unit]") {
     json pod = make_pod("a");
     ContainerTarget t =
-        target_for(*container_resources(pod, "main"), alloc(2, 3 * GiB), ContainerPolicy{}, 0.05);
+        target_for(*container_resources(pod, "main"), alloc(2, GiB), ContainerPolicy{}, 0.05);
     PodGate gate;
     PodDecision d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Resize);
@@ -611,19 +611,28 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
 }
 
 TEST_CASE(
-    "pod decisions: once memory was at risk, more memory skips the cooldown and nothing else does, "
-    "CPU alike, for a raise beyond its margin",
+    "pod decisions: within the cooldown, more memory than minChange goes ahead, any more once "
+    "memory was at risk, and nothing else does, CPU alike at risk for a raise beyond its margin",
     "[unit]") {
     json pod = make_pod("a");  // requests 1 core, 2 GiB
     const ContainerResources cur = *container_resources(pod, "main");
     const ContainerTarget more_memory = target_for(cur, alloc(1, 3 * GiB), ContainerPolicy{}, 0.05);
     const ContainerTarget more_cpu = target_for(cur, alloc(2, 2 * GiB), ContainerPolicy{}, 0.05);
+    // More CPU and a little more memory (4%, within minChange).
+    const ContainerTarget a_little_more =
+        target_for(cur, alloc(2, 2.08 * GiB), ContainerPolicy{}, 0.05);
+    CHECK(more_memory.memory_grows);
+    CHECK_FALSE(a_little_more.memory_grows);
     PodGate gate;
     gate.last_resize = 1000;
-    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
+    const PodDecision grown = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
+    CHECK(grown.action == Action::Resize);
+    CHECK_THAT(grown.message, Contains("(within the cooldown: memory grows)"));
+    CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
+    CHECK(decide_pod(pod, {a_little_more}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
     gate.at_risk.memory = true;
     CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
-    const PodDecision m = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
+    const PodDecision m = decide_pod(pod, {a_little_more}, 60, kSafetyMargins, gate, 1010);
     CHECK(m.action == Action::Resize);
     CHECK_THAT(m.message, Contains("(within the cooldown: memory at risk)"));
     // Within the cooldown no CPU is cut on the way; after it, as wanted.
@@ -644,7 +653,6 @@ TEST_CASE(
         target_for(cur, alloc(1.1, 2 * GiB), ContainerPolicy{}, 0.05);
     CHECK(decide_pod(pod, {a_little_more_cpu}, 60, kSafetyMargins, gate, 1010).reason ==
           "Cooldown");
-    CHECK(decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
     const ContainerTarget cpu_for_memory = target_for(cur, alloc(2, GiB), ContainerPolicy{}, 0.05);
     const PodDecision c = decide_pod(pod, {cpu_for_memory}, 60, kSafetyMargins, gate, 1010);
     REQUIRE(c.action == Action::Resize);

@@ -698,10 +698,42 @@ TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[polic
     killed.oom_killed = true;
     act.decide(guaranteed({2, 2 * GiB}), killed);  // killed, but wants only more CPU: waits
     CHECK(act.advance(30).request.cpu == 1);
-    act.decide(guaranteed({1, 3 * GiB}));  // the kill is remembered until a resize
-    CHECK(act.advance(45).request.memory == 3 * GiB);
-    act.decide(guaranteed({1, 4 * GiB}));  // no kill since that resize: the cooldown holds
-    CHECK(act.advance(60).request.memory == 3 * GiB);
+    // The kill is remembered until a resize: a little more memory (within minChange, which alone
+    // would skip the cooldown) goes ahead, and the CPU with it.
+    act.decide(guaranteed({2, 2.08 * GiB}));
+    CHECK(act.advance(45).request.memory == 2.08 * GiB);
+    CHECK(act.in_force().request.cpu == 2);
+    act.decide(guaranteed({3, 2.16 * GiB}));  // no kill since that resize: the cooldown holds
+    CHECK(act.advance(60).request.cpu == 2);
+    CHECK(act.resizes() == 2);
+}
+
+TEST_CASE("actuator: more memory than the minimum change skips the cooldown", "[policy]") {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    o.safety_margins = {0.1, 0.1};
+    Actuator act(guaranteed({1, GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({2, GiB}));
+    CHECK(act.advance(15).request.cpu == 2);  // the first resize, which starts the cooldown
+    // Nothing at risk: more CPU waits; more memory does not, and cuts no CPU on the way.
+    act.decide(guaranteed({3, GiB}), at(15, 1, 0.5 * GiB, {2, GiB}));
+    CHECK(act.advance(30).request.cpu == 2);
+    act.decide(guaranteed({1, 1.5 * GiB}), at(30, 1, 0.5 * GiB, {2, GiB}));
+    CHECK(act.advance(45).request.memory == 1.5 * GiB);
+    CHECK(act.in_force().request.cpu == 2);
+    CHECK(act.in_force().limit.cpu == 2);
+    // Less memory waits for the cooldown, which now runs from that resize.
+    act.decide(guaranteed({2, GiB}), at(45, 1, 0.5 * GiB, {2, 1.5 * GiB}));
+    CHECK(act.advance(100).request.memory == 1.5 * GiB);
+    act.decide(guaranteed({2, GiB}), at(100, 1, 0.5 * GiB, {2, 1.5 * GiB}));
+    CHECK(act.advance(110).request.memory == GiB);
+    CHECK(act.resizes() == 3);
+
+    CHECK(grows_memory({1, 2 * GiB}, {1, 2.2 * GiB}, 0.05));
+    CHECK_FALSE(grows_memory({1, 2 * GiB}, {1, 2.09 * GiB}, 0.05));  // by 4.5%
+    CHECK_FALSE(grows_memory({1, 2 * GiB}, {1, GiB}, 0.05));
+    CHECK(grows_memory({1, 0}, {1, GiB}, 0.05));  // from none
 }
 
 TEST_CASE("actuator: memory usage within its safety margin of the limit skips the cooldown",
@@ -713,15 +745,15 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     act.advance(0);
     act.decide(guaranteed({1, 2 * GiB}));
     CHECK(act.advance(15).request.memory == 2 * GiB);
-    // 1.8 GiB of 2: 1.8 x 1.1 = 1.98 < 2, the margin holds: the cooldown too.
-    act.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.8 * GiB, {1, 2 * GiB}));
+    // A little more memory (4%, within minChange, which alone would skip the cooldown) and more
+    // CPU (whose usage, 0.5 of 1 core, is not at risk). 1.8 GiB of 2: 1.8 x 1.1 = 1.98 < 2, the
+    // margin holds: the cooldown too.
+    const Allocation a_little_more = guaranteed({1.5, 2.08 * GiB});
+    act.decide(a_little_more, at(15, 0.5, 1.8 * GiB, {1, 2 * GiB}));
     CHECK(act.advance(30).request.memory == 2 * GiB);
     // 1.85 GiB: 1.85 x 1.1 > 2, the margin is used up: more memory now.
-    // More memory now, but no CPU cut within the cooldown.
-    act.decide(guaranteed({0.5, 3 * GiB}), at(30, 1, 1.85 * GiB, {1, 2 * GiB}));
-    CHECK(act.advance(45).request.memory == 3 * GiB);
-    CHECK(act.in_force().request.cpu == 1);
-    CHECK(act.in_force().limit.cpu == 1);
+    act.decide(a_little_more, at(30, 0.5, 1.85 * GiB, {1, 2 * GiB}));
+    CHECK(act.advance(45).request.memory == 2.08 * GiB);
     CHECK(act.resizes() == 2);
 
     // A ramp faster than the margin: 1.3, then 1.5 GiB of 2 (0.2 more would be 1.7): the cooldown
@@ -730,12 +762,12 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     ramp.advance(0);
     ramp.decide(guaranteed({1, 2 * GiB}));  // a resize, which starts the cooldown
     CHECK(ramp.advance(15).request.memory == 2 * GiB);
-    ramp.decide(guaranteed({1, 3 * GiB}), at(15, 1, 1.3 * GiB, {1, 2 * GiB}));
+    ramp.decide(a_little_more, at(15, 0.5, 1.3 * GiB, {1, 2 * GiB}));
     CHECK(ramp.advance(30).request.memory == 2 * GiB);
-    ramp.decide(guaranteed({1, 3 * GiB}), at(30, 1, 1.5 * GiB, {1, 2 * GiB}));
+    ramp.decide(a_little_more, at(30, 0.5, 1.5 * GiB, {1, 2 * GiB}));
     CHECK(ramp.advance(45).request.memory == 2 * GiB);
-    ramp.decide(guaranteed({1, 3 * GiB}), at(45, 1, 1.8 * GiB, {1, 2 * GiB}));
-    CHECK(ramp.advance(50).request.memory == 3 * GiB);
+    ramp.decide(a_little_more, at(45, 0.5, 1.8 * GiB, {1, 2 * GiB}));
+    CHECK(ramp.advance(50).request.memory == 2.08 * GiB);
 
     // The OOM line is the limit, the request where there is none.
     const auto memory_at_risk = [](const Sample& s, double margin, double before = 0) {

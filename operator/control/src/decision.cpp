@@ -54,10 +54,13 @@ void cut_nothing(ContainerTarget& t) {
     not_lower(t.wanted.limits.memory, t.current.limits.memory);
 }
 
-// Why a resize goes ahead within the cooldown, for its message: the resources at risk.
-std::string why_now(policy::PerResource at_risk) {
+// Why a resize goes ahead within the cooldown, for its message: the resources at risk, or the
+// memory it grows.
+std::string why_now(policy::PerResource at_risk, bool memory_grows) {
     if (at_risk.cpu && at_risk.memory) return "CPU and memory at risk";
-    return at_risk.cpu ? "CPU at risk" : "memory at risk";
+    if (at_risk.memory) return "memory at risk";
+    if (memory_grows) return at_risk.cpu ? "CPU at risk, memory grows" : "memory grows";
+    return "CPU at risk";
 }
 
 // The resources the pod's resize raises (policy::raises) in any container worth resizing.
@@ -72,6 +75,12 @@ policy::PerResource raised_by(const std::vector<ContainerTarget>& targets,
             raised |= policy::raises(amount(t.current.requests), amount(t.wanted.requests),
                                      safety_margins);
     return raised;
+}
+
+// Whether the pod's resize grows a container's memory by more than minChange.
+bool memory_grown_by(const std::vector<ContainerTarget>& targets) {
+    return std::any_of(targets.begin(), targets.end(),
+                       [](const ContainerTarget& t) { return t.worth_resizing && t.memory_grows; });
 }
 
 }  // namespace
@@ -152,6 +161,8 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     t.worth_resizing =
         (t.cpu_changed() || t.memory_changed()) &&
         policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
+    t.memory_grows = policy::grows_memory(requests_of(current).request,
+                                          requests_of(t.wanted).request, min_change);
     return t;
 }
 
@@ -236,8 +247,9 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
                     std::to_string(static_cast<int>(std::ceil(gate.backoff_until - now))) + " s";
         return d;
     }
+    const bool memory_grows = memory_grown_by(targets);
     if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.at_risk,
-                             raised_by(targets, safety_margins))) {
+                             raised_by(targets, safety_margins), memory_grows)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
         d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) +
@@ -293,7 +305,8 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         for (const std::string& s : d.skipped) d.message += " " + s;
         d.message += ")";
     }
-    if (in_cooldown) d.message += " (within the cooldown: " + why_now(gate.at_risk) + ")";
+    if (in_cooldown)
+        d.message += " (within the cooldown: " + why_now(gate.at_risk, memory_grows) + ")";
     return d;
 }
 

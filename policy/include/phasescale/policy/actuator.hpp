@@ -1,8 +1,9 @@
 #pragma once
 // When a recommendation takes effect, and as what: after an actuation delay, only when it changes
 // a request in force by more than a minimum fraction, never within the cooldown of the last
-// resize (unless it gives more to a resource at risk since then, and cuts nothing: a container
-// that crash-loops cannot wait, nor one whose usage has used up its margin), within the
+// resize (unless it grows memory, or gives more to a resource at risk since then, and cuts
+// nothing: a container that crash-loops cannot wait, nor one whose usage has used up its margin,
+// nor one whose memory the policy expects to grow before the next resize), within the
 // container's bounds and controlled values (limits follow the pod's QoS). Counts the resizes. The
 // operator applies the same rules to live pods.
 
@@ -83,11 +84,17 @@ bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_
 // for the cooldown; a throttled container whose phase needs more than that cannot.
 PerResource raises(const Amount& current, const Amount& wanted, Margins safety_margins);
 
+// Whether a resize from the `current` requests to the `wanted` ones grows memory by more than
+// `min_change` of it. A policy asks for more memory only where it expects the container to need
+// it before the next resize (its usage, the phase's rise, the trend over the horizon), and an OOM
+// kill costs a job its progress: such a raise does not wait for the cooldown (cooling_down).
+bool grows_memory(const Amount& current, const Amount& wanted, double min_change);
+
 // True while a resize must wait for the cooldown of the last one: within it, only a resize that
-// raises (`raises`) a resource at risk since the last resize goes ahead. Such a resize cuts
-// nothing (the cooldown holds back all but what the risk calls for): the Actuator and
-// control::decide_pod keep every request and limit from going down then.
+// grows memory (`memory_grows`, grows_memory) or raises (`raises`) a resource at risk since the
+// last resize goes ahead. Such a resize cuts nothing (the cooldown holds back all but more): the
+// Actuator and control::decide_pod keep every request and limit from going down then.
 bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
-                  PerResource at_risk, PerResource raised);
+                  PerResource at_risk, PerResource raised, bool memory_grows);
 
 }  // namespace phasescale::policy

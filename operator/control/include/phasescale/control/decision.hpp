@@ -32,6 +32,7 @@ struct ContainerTarget {
     bool memory_controlled = true;
     bool limits_controlled = true;  // RequestsAndLimits
     bool worth_resizing = false;    // a request changes by more than minChange
+    bool memory_grows = false;      // the memory request grows by more than minChange
     bool node_capped = false;       // a request was cut to what the pod's node can give it
     bool cpu_changed() const;
     bool memory_changed() const;
@@ -106,10 +107,10 @@ struct PodDecision {
 
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
-// raises a resource at risk since the last resize goes ahead, cutting nothing (policy::Actuator's
-// rule, `safety_margins` the autoscaler's). A resize cut to the node says so in its message; a
-// container that wants more than its node gives while nothing is worth resizing is Blocked,
-// NodeCapacity.
+// grows a container's memory, or raises a resource at risk since the last resize, goes ahead,
+// cutting nothing (policy::Actuator's rule, `safety_margins` the autoscaler's). A resize cut to the
+// node says so in its message; a container that wants more than its node gives while nothing is
+// worth resizing is Blocked, NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
                        double cooldown_seconds, policy::Margins safety_margins, PodGate& gate,
                        double now);
