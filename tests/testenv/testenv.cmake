@@ -11,7 +11,8 @@
 #   phasescale_testenv_add_test(NAME kube_restart COMMAND $<TARGET_FILE:kube_it> restart)
 #
 # Tests run through run-in-testenv.sh / with-testenv.sh see KUBECONFIG and the
-# PHASESCALE_TESTENV_* variables, and kubectl on the PATH.
+# PHASESCALE_TESTENV_* variables, and kubectl on the PATH. Every test that starts a control plane
+# requires the fixture testenv-binaries (testenv.build, tests/CMakeLists.txt), as these do.
 
 set(PHASESCALE_TESTENV_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(PHASESCALE_TESTENV_DIR ${CMAKE_BINARY_DIR}/testenv
@@ -26,10 +27,10 @@ function(phasescale_testenv_fixture fixture)
     # start.sh must be ctest's own child for OWNER_PID=parent to name ctest.
     add_test(NAME ${fixture}_start
         COMMAND ${PHASESCALE_TESTENV_SOURCE_DIR}/start.sh ${PHASESCALE_TESTENV_DIR})
-    # The first start may build the binaries (about 15-20 minutes on 2 cores).
+    # The binaries come from testenv.build (tests/CMakeLists.txt).
     set_tests_properties(${fixture}_start PROPERTIES
-        FIXTURES_SETUP ${fixture} LABELS integration TIMEOUT 3600
-        ENVIRONMENT PHASESCALE_TESTENV_OWNER_PID=parent)
+        FIXTURES_SETUP ${fixture} FIXTURES_REQUIRED testenv-binaries LABELS integration
+        TIMEOUT 300 ENVIRONMENT PHASESCALE_TESTENV_OWNER_PID=parent)
     add_test(NAME ${fixture}_stop
         COMMAND ${PHASESCALE_TESTENV_SOURCE_DIR}/stop.sh ${PHASESCALE_TESTENV_DIR})
     set_tests_properties(${fixture}_stop PROPERTIES
@@ -37,10 +38,12 @@ function(phasescale_testenv_fixture fixture)
 endfunction()
 
 # phasescale_testenv_add_test(NAME name COMMAND cmd...): a test (label integration) that
-# runs cmd inside a control plane of its own (with-testenv.sh).
+# runs cmd inside a control plane of its own (with-testenv.sh). Add fixtures of its own with
+# set_property(TEST name APPEND PROPERTY FIXTURES_REQUIRED ...), which keeps testenv-binaries.
 function(phasescale_testenv_add_test)
     cmake_parse_arguments(arg "" "NAME" "COMMAND" ${ARGN})
     add_test(NAME ${arg_NAME}
         COMMAND ${PHASESCALE_TESTENV_SOURCE_DIR}/with-testenv.sh ${arg_COMMAND})
-    set_tests_properties(${arg_NAME} PROPERTIES LABELS integration)
+    set_tests_properties(${arg_NAME} PROPERTIES LABELS integration
+        FIXTURES_REQUIRED testenv-binaries)
 endfunction()
