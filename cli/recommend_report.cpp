@@ -59,8 +59,9 @@ PodReplay replay(const ContainerHistory& h, const std::shared_ptr<const model::P
         in.timestamp = h.timestamps[i];
         in.features = h.features[i];
         in.usage = h.usage[i];
-        in.allocated = {sized.requests.cpu.value_or(0), sized.requests.memory.value_or(0)};
-        in.limits = {sized.limits.cpu.value_or(0), sized.limits.memory.value_or(0)};
+        const policy::Allocation a = control::allocation_of(sized);
+        in.allocated = a.request;
+        in.limits = a.limit;
         const control::TrackerStep step = tracker.step(in);
         if (!step.observed) continue;
         ++out.samples;

@@ -16,15 +16,10 @@ Allocation no_cut(const Allocation& current, Allocation wanted) {
     return wanted;
 }
 
-namespace {
-
-// A request moved from `from` to `to` by more than `min_change` of it (from nothing: at all).
 bool changed(double from, double to, double min_change) {
     if (from <= 0) return to != from;
     return std::abs(to - from) > min_change * from;
 }
-
-}  // namespace
 
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change) {
     return changed(current.request.cpu, wanted.request.cpu, min_change) ||

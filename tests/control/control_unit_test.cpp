@@ -10,6 +10,7 @@
 #include <phasescale/control/decision.hpp>
 #include <phasescale/control/pod.hpp>
 #include <phasescale/control/quantity.hpp>
+#include <phasescale/control/recommendation.hpp>
 #include <phasescale/control/reconciler.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
@@ -914,6 +915,46 @@ TEST_CASE("the recommendation annotation is rewritten only when it moved beyond 
     CHECK(
         recommendation_moved(annotated, {targets_for(1.5, 3 * GiB)[0]}, 0.05));  // a container less
     CHECK(recommendation_moved("not json", targets_for(1.5, 3 * GiB), 0.05));
+}
+
+TEST_CASE("a container's requests default to its limits as the API server defaults them",
+          "[unit]") {
+    ContainerResources c;
+    c.limits = {2.0, 4 * GiB};
+    c.requests.cpu = 0.5;
+    CHECK(requested(c).cpu == 0.5);
+    CHECK(requested(c).memory == 4 * GiB);  // no memory request: its limit
+    const policy::Allocation a = allocation_of(c);
+    CHECK(a.request.memory == 4 * GiB);
+    CHECK(a.limit.cpu == 2.0);
+    c.limits.memory.reset();  // neither: 0, as a policy reads "none"
+    CHECK(requested(c).memory == 0);
+    CHECK(allocation_of(c).limit.memory == 0);
+}
+
+TEST_CASE("the status recommendation is rewritten only when a value moved beyond minChange",
+          "[unit]") {
+    AutoscalerSpec spec;
+    spec.min_change = 0.05;
+    auto status = [&](double cpu, double memory) {
+        ContainerResources current;
+        current.name = "main";
+        current.requests = {1.0, 2 * GiB};
+        std::vector<ContainerSummary> summaries;
+        add_container(summaries, current,
+                      target_for(current, alloc(cpu, memory), ContainerPolicy{}, 0.05),
+                      std::nullopt);
+        return recommendation_status(summaries, spec);
+    };
+    const json published = status(1.5, 3 * GiB);
+    CHECK(recommendation_status_moved(json(), published, 0.05));  // none yet
+    CHECK_FALSE(recommendation_status_moved(published, status(1.5, 3 * GiB), 0.05));
+    CHECK_FALSE(recommendation_status_moved(published, status(1.55, 3.1 * GiB), 0.05));
+    CHECK(recommendation_status_moved(published, status(1.7, 3 * GiB), 0.05));
+    CHECK(recommendation_status_moved(published, status(1.5, 2.5 * GiB), 0.05));
+    json without_memory = published;
+    without_memory["containerRecommendations"][0]["target"].erase("memory");
+    CHECK(recommendation_status_moved(without_memory, published, 0.05));
 }
 
 TEST_CASE("only allowed Prometheus servers get the operator's credentials", "[unit][control]") {

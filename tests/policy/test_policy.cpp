@@ -736,6 +736,17 @@ TEST_CASE("actuator: more memory than the minimum change skips the cooldown", "[
     CHECK(grows_memory({1, 0}, {1, GiB}, 0.05));  // from none
 }
 
+TEST_CASE("a request changed when it moved by more than minChange of it or from nothing",
+          "[policy]") {
+    CHECK(changed(1, 1.06, 0.05));
+    CHECK(changed(1, 0.94, 0.05));
+    CHECK_FALSE(changed(1, 1.04, 0.05));
+    CHECK_FALSE(changed(1, 0.96, 0.05));
+    CHECK(changed(0, 0.001, 0.05));
+    CHECK_FALSE(changed(0, 0, 0.05));
+    CHECK(changed(2, 2.1, 0));  // minChange 0: any move
+}
+
 TEST_CASE("actuator: memory usage within its safety margin of the limit skips the cooldown",
           "[policy]") {
     ActuationOptions o = actuation(1, 0.05);

@@ -24,13 +24,6 @@ void size(double recommended, const std::optional<double>& lo, const std::option
     limit = s.limit;
 }
 
-policy::Allocation requests_of(const ContainerResources& r) {
-    policy::Allocation a;
-    a.request = {r.requests.cpu.value_or(0), r.requests.memory.value_or(0)};
-    a.limit = {r.limits.cpu.value_or(0), r.limits.memory.value_or(0)};
-    return a;
-}
-
 std::string describe(const ContainerResources& r) {
     auto q = [](const std::optional<double>& v, bool cpu) {
         return v ? (cpu ? format_cpu(*v) : format_memory(*v)) : std::string("-");
@@ -160,26 +153,27 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
     }
     t.worth_resizing =
         (t.cpu_changed() || t.memory_changed()) &&
-        policy::worth_resizing(requests_of(current), requests_of(t.wanted), min_change);
-    t.memory_grows = policy::grows_memory(requests_of(current).request,
-                                          requests_of(t.wanted).request, min_change);
+        policy::worth_resizing(allocation_of(current), allocation_of(t.wanted), min_change);
+    t.memory_grows = policy::grows_memory(allocation_of(current).request,
+                                          allocation_of(t.wanted).request, min_change);
     return t;
 }
 
-namespace {
-
-// What a container requests now (its limit when it sets no request, as the API server defaults).
-policy::Amount requested(const ResourceValues& requests, const ResourceValues& limits) {
-    return {requests.cpu.value_or(limits.cpu.value_or(0)),
-            requests.memory.value_or(limits.memory.value_or(0))};
+policy::Amount requested(const ContainerResources& c) {
+    return {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
+            c.requests.memory.value_or(c.limits.memory.value_or(0))};
 }
 
-}  // namespace
+policy::Allocation allocation_of(const ContainerResources& c) {
+    policy::Allocation a;
+    a.request = requested(c);
+    a.limit = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
+    return a;
+}
 
 NodeRoom::NodeRoom(const NodeSize& node, const std::vector<ContainerResources>& containers)
     : node_(node) {
-    for (const ContainerResources& c : containers)
-        current_.push_back(requested(c.requests, c.limits));
+    for (const ContainerResources& c : containers) current_.push_back(requested(c));
     held_ = current_;
 }
 
@@ -362,7 +356,7 @@ bool recommendation_moved(const std::optional<std::string>& annotated,
         };
         ContainerResources was;
         was.requests = {annotated_request("cpu"), annotated_request("memory")};
-        if (policy::worth_resizing(requests_of(was), requests_of(t.wanted), min_change))
+        if (policy::worth_resizing(allocation_of(was), allocation_of(t.wanted), min_change))
             return true;
     }
     return false;

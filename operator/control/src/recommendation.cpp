@@ -1,7 +1,8 @@
 #include "phasescale/control/recommendation.hpp"
 
 #include <algorithm>
-#include <cmath>
+
+#include <phasescale/policy/actuator.hpp>
 
 #include "phasescale/control/quantity.hpp"
 
@@ -15,18 +16,11 @@ json quantities(double cpu, double memory) {
     return {{"cpu", format_cpu(cpu)}, {"memory", format_memory(memory)}};
 }
 
-// A current request: what the container asks for (its limit when it asks for none).
-policy::Amount requests_of(const ContainerResources& c) {
-    return {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
-            c.requests.memory.value_or(c.limits.memory.value_or(0))};
-}
-
 bool moved(const json& published, const json& fresh, const char* resource, double min_change) {
     const auto a = quantity_of(published.value(resource, json())),
                b = quantity_of(fresh.value(resource, json()));
     if (!a || !b) return a.has_value() != b.has_value();
-    if (*a == 0) return *b != 0;
-    return std::abs(*b - *a) / *a > min_change;
+    return policy::changed(*a, *b, min_change);
 }
 
 }  // namespace
@@ -43,11 +37,11 @@ void add_container(std::vector<ContainerSummary>& summaries, const ContainerReso
     }
     ContainerSummary& s = *it;
     ++s.pods;
-    const policy::Amount now = requests_of(current);
+    const policy::Amount now = requested(current);
     s.requested.cpu += now.cpu;
     s.requested.memory += now.memory;
     if (!target) return;
-    const policy::Amount t = requests_of(target->wanted);
+    const policy::Amount t = requested(target->wanted);
     const policy::Amount u = uncapped.value_or(t);
     s.target_sum.cpu += t.cpu;
     s.target_sum.memory += t.memory;

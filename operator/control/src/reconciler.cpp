@@ -62,9 +62,9 @@ std::optional<std::string> annotation(const json& pod, const char* key) {
 
 // The container's resources and status as a tracker input states them.
 void set_resources(TrackerInput& in, const ContainerResources& c, const json& pod) {
-    in.allocated = {c.requests.cpu.value_or(c.limits.cpu.value_or(0)),
-                    c.requests.memory.value_or(c.limits.memory.value_or(0))};
-    in.limits = {c.limits.cpu.value_or(0), c.limits.memory.value_or(0)};
+    const policy::Allocation a = allocation_of(c);
+    in.allocated = a.request;
+    in.limits = a.limit;
     const ContainerStatus r = container_status(pod, c.name);
     in.restart_count = r.restart_count;
     in.last_oom_killed = r.last_oom_killed;

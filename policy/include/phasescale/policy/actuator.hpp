@@ -57,6 +57,10 @@ private:
     double memory_before_ = 0;  // the memory usage of the sample before (at_risk)
 };
 
+// True when a request moved from `from` to `to` by more than `min_change` of it (from nothing:
+// at all): the one rule of minChange, for resizes and for what the operator publishes alike.
+bool changed(double from, double to, double min_change);
+
 // True when `wanted` differs from `current` by more than `min_change` in either request.
 bool worth_resizing(const Allocation& current, const Allocation& wanted, double min_change);
 

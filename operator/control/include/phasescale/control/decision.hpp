@@ -38,6 +38,12 @@ struct ContainerTarget {
     bool memory_changed() const;
 };
 
+// What a container requests: its limit where it sets no request, as the API server defaults.
+policy::Amount requested(const ContainerResources& c);
+
+// Its requests (requested) and limits (0 where none is set), as a policy reads an allocation.
+policy::Allocation allocation_of(const ContainerResources& c);
+
 // A container policy's bounds and controlled values, as policy::constrain applies them.
 policy::ContainerBounds container_bounds(const ContainerPolicy& policy);
 
