@@ -938,9 +938,11 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     // The memory recommended after these samples, from 8 GiB in force.
-    const auto after = [&](double cpu, std::vector<double> memory, double busy_cpu = 0.1) {
+    const auto after = [&](double cpu, std::vector<double> memory, double busy_cpu = 0.1,
+                           double horizon_s = 0) {
         PhaseOptions o;
         o.busy_cpu = busy_cpu;
+        o.horizon_s = horizon_s;
         o.memory_min_headroom = 0;
         PhaseRecommender r(m, o);
         Feed feed{r};
@@ -958,6 +960,10 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     CHECK(after(0.5, {0.4, 0.5, 0.5005, 0.501}) == Approx(0.501));
     // Without the release, the bound holds too.
     CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0) == Approx(4));
+    // Not before it has run for a horizon (samples 15 s apart): an allocation holds that long, and
+    // a job busy at a flat level for its first seconds may be importing, not training yet.
+    CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(4));         // 45 s
+    CHECK(after(0.5, {0.5, 0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(0.5));  // 60 s
 }
 
 TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "[policy][phase]") {

@@ -69,9 +69,10 @@ struct PhaseOptions {
     // It has shown it once each of its last `trend_samples` samples used at least this many
     // cores (it is at work: AI4DL's executions idle at 0.01-0.06 cores and a few MiB for minutes
     // before climbing to 800 MiB) and its memory did not grow at every one of them (a loading
-    // ramp): then memory may come down to what the rest of the policy asks at once (on the torch
-    // runs of bench/savings.sh, 9% less memory for no kill; from 4 GiB to their 0.4-2 GiB,
-    // halving took two cooldowns). 0: the bound always holds.
+    // ramp), and it has run for `horizon_s` (a job's imports keep it busy at a flat level for its
+    // first seconds): then memory may come down to what the rest of the policy asks at once (on
+    // the torch runs of bench/savings.sh, 9% less memory for no kill; from 4 GiB to their
+    // 0.4-2 GiB, halving took two cooldowns). 0: the bound always holds.
     double busy_cpu = 0.1;
     // Memory grew at a sample only if it grew by more than this share of the usage before: the
     // MLP run of bench/savings.sh settles at 400.88 MB and then adds 8-12 KiB a sample, which held
@@ -177,9 +178,10 @@ private:
     std::size_t visit_samples_ = 0;
     std::size_t unknown_samples_ = 0;
     Amount latest_usage_;
-    double cpu_in_force_ = 0;     // the CPU request in force at the latest sample
-    double memory_in_force_ = 0;  // the memory request in force at the latest sample
-    std::size_t observed_ = 0;    // samples observed
+    double cpu_in_force_ = 0;                  // the CPU request in force at the latest sample
+    double memory_in_force_ = 0;               // the memory request in force at the latest sample
+    std::size_t observed_ = 0;                 // samples observed
+    double first_time_ = 0, latest_time_ = 0;  // of the first and the latest sample observed
     Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
     double earlier_peak_memory_ = 0;                 // the most memory used before those samples
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
