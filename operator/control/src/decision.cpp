@@ -151,11 +151,10 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
              free_limit);
         t.node_capped = t.node_capped || free_request > t.wanted.requests.memory;
     }
+    const policy::Allocation from = allocation_of(current), to = allocation_of(t.wanted);
     t.worth_resizing =
-        (t.cpu_changed() || t.memory_changed()) &&
-        policy::worth_resizing(allocation_of(current), allocation_of(t.wanted), min_change);
-    t.memory_grows = policy::grows_memory(allocation_of(current).request,
-                                          allocation_of(t.wanted).request, min_change);
+        (t.cpu_changed() || t.memory_changed()) && policy::worth_resizing(from, to, min_change);
+    t.memory_grows = policy::grows_memory(from.request, to.request, min_change);
     return t;
 }
 
