@@ -70,9 +70,9 @@ struct PhaseOptions {
     // cores (it is at work: AI4DL's executions idle at 0.01-0.06 cores and a few MiB for minutes
     // before climbing to 800 MiB) and its memory did not grow at every one of them (a loading
     // ramp), and it has run for `horizon_s` (a job's imports keep it busy at a flat level for its
-    // first seconds): then memory may come down to what the rest of the policy asks at once (on
-    // the torch runs of bench/savings.sh, 9% less memory for no kill; from 4 GiB to their
-    // 0.4-2 GiB, halving took two cooldowns). 0: the bound always holds.
+    // first seconds): then memory may come down to what the rest of the policy asks at once (the
+    // torch runs of bench/savings.sh, from 4 GiB to their 0.4-2 GiB, took two cooldowns of
+    // halving without it; docs/savings.md measures both). 0: the bound always holds.
     double busy_cpu = 0.1;
     // Memory grew at a sample only if it grew by more than this share of the usage before: the
     // MLP run of bench/savings.sh settles at 400.88 MB and then adds 8-12 KiB a sample, which held
