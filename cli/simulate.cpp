@@ -458,8 +458,8 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(non_negative());
     app->add_option("--mem-min-headroom", a->memory_min_headroom,
                     "Phase policy: memory never below the latest usage plus this much, whatever "
-                    "the margin (a quantity: 64Mi, 0 for none; default: the autoscaler's "
-                    "resources.memory.minHeadroom, 64Mi)")
+                    "the margin (a quantity: 128Mi, 0 for none; default: the autoscaler's "
+                    "resources.memory.minHeadroom, 256Mi)")
         ->type_name("QUANTITY");
     app->add_flag("--proactive", s.phase.proactive,
                   "Phase policy: provision for the likely next phase once a visit runs long");
