@@ -986,6 +986,12 @@ TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "
     CHECK(flat_at(2, 0.1, 64 * MiB) == Approx(2.2));
     // 0: no such floor.
     CHECK(flat_at(0.5, 0, 0) == Approx(0.5));
+    // By default 256 MiB stay, more than the 10% margin of a small container: a curriculum flat
+    // at 400 MB that stepped to 616 MB in one sample (1.54x) is not killed.
+    const double flat = 400e6 / GiB;
+    const double kept = flat_at(flat, 0.1, PhaseOptions{}.memory_min_headroom);
+    CHECK(kept == Approx(flat + 0.25));
+    CHECK(kept > 616e6 / GiB);
 }
 
 TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {
