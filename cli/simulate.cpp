@@ -396,6 +396,11 @@ Command add_simulate_command(CLI::App& parent) {
                     "Phase policy: for --busy-cpu, memory grew at a sample only by more than this "
                     "share of the usage before (smaller steps are noise)")
         ->check(non_negative());
+    app->add_option("--mem-spike-factor", s.phase.memory_spike_factor,
+                    "Phase policy: memory that spiked above its own quantile and came back down "
+                    "is provisioned at its median plus this factor times the spike's height "
+                    "above it (an evaluation or a checkpoint recurs, not always as high; 1: off)")
+        ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--cpu-keep", s.phase.cpu_keep,
                     "Phase policy: a recommendation never lowers CPU below this share of the "
                     "request in force (0: no bound)")

@@ -42,6 +42,7 @@ PhaseOptions sizing_only() {
     o.max_growth = 0;
     o.cpu_keep = 0;
     o.memory_min_headroom = 0;
+    o.memory_spike_factor = 1;
     return o;
 }
 
@@ -992,6 +993,34 @@ TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "
     const double kept = flat_at(flat, 0.1, PhaseOptions{}.memory_min_headroom);
     CHECK(kept == Approx(flat + 0.25));
     CHECK(kept > 616e6 / GiB);
+}
+
+TEST_CASE("phase: memory that spiked and came back down is provisioned for a higher spike",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    // The memory recommended after these samples (in phase 0, whose own usage is the estimate),
+    // from 8 GiB in force, without margins.
+    const auto after = [&](std::vector<double> memory, double factor) {
+        PhaseOptions o = sizing_only();
+        o.margins = {0, 0};
+        o.memory_quantile = 1;
+        o.memory_spike_factor = factor;
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (double gib : memory) a = feed(0.5, gib * GiB, false, {4, 8 * GiB});
+        REQUIRE(a);
+        return a->request.memory / GiB;
+    };
+    // Flat at 0.6 GiB with one evaluation at 1 GiB: the median plus twice the spike's height.
+    const std::vector<double> spiked = {0.6, 0.6, 0.6, 1.0, 0.6, 0.6, 0.6};
+    CHECK(after(spiked, 2) == Approx(0.6 + 2 * 0.4));
+    // Off (1): the peak seen.
+    CHECK(after(spiked, 1) == Approx(1.0));
+    // While at its peak, or climbing to it, its usage is no spike that came back down.
+    CHECK(after({0.6, 0.6, 0.6, 0.8, 1.0}, 2) == Approx(1.0));
+    // Flat: nothing spiked.
+    CHECK(after({0.6, 0.6, 0.6, 0.6}, 2) == Approx(0.6));
 }
 
 TEST_CASE("phase: after an OOM kill memory grows past the step bound", "[policy][phase]") {
