@@ -464,7 +464,7 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--mem-min-headroom", a->memory_min_headroom,
                     "Phase policy: memory never below the latest usage plus this much, whatever "
                     "the margin (a quantity: 128Mi, 0 for none; default: the autoscaler's "
-                    "resources.memory.minHeadroom, 256Mi)")
+                    "resources.memory.minHeadroom, 384Mi)")
         ->type_name("QUANTITY");
     app->add_flag("--proactive", s.phase.proactive,
                   "Phase policy: provision for the likely next phase once a visit runs long");

@@ -373,7 +373,7 @@ TEST_CASE("simulate --autoscaler replays a PhaseAutoscaler's settings, the CRD's
     const nlohmann::json defaults = nlohmann::json::parse(read_file(dir / "defaults.json"));
     CHECK(defaults["settings"]["cooldown_seconds"] == 60);
     CHECK(defaults["settings"]["min_change"] == 0.05);
-    CHECK(defaults["settings"]["memory_min_headroom"] == 256 * 1024 * 1024);
+    CHECK(defaults["settings"]["memory_min_headroom"] == 384 * 1024 * 1024);
 
     const std::string yaml = dir.write("pas.yaml", R"(apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler

@@ -93,7 +93,7 @@ TEST_CASE("spec: the CRD's defaults fill what is not given", "[unit]") {
     CHECK(p.spec.min_change == 0.05);
     CHECK(p.spec.cooldown_seconds == 60);
     CHECK_FALSE(p.spec.proactive);
-    CHECK(p.spec.memory.min_headroom == 256 * MiB);
+    CHECK(p.spec.memory.min_headroom == 384 * MiB);
     // The operator's policy and the plain replay's are the same.
     CHECK(phase_options(p.spec).memory_min_headroom == policy::PhaseOptions{}.memory_min_headroom);
     const ContainerPolicy c = p.spec.policy_for("main");

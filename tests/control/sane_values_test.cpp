@@ -2,6 +2,7 @@
 // quantities never overflow, absurd bounds are refused, recommendations stay under the ceiling.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -151,13 +152,15 @@ TEST_CASE("tracker: a container is first resized after its own samples, not on t
     CHECK(s.recommendation->request.cpu == Approx(0.1 * options.max_growth));
 
     // Memory at risk does not wait for samples (3 GiB over a 256 MiB limit is a kill for sure),
-    // and never goes below what the container already uses plus the margin, whatever the bound.
+    // and never goes below what the container already uses plus the margin (or minHeadroom, if
+    // more), whatever the bound.
     ContainerTracker at_risk(
         std::make_shared<const model::PhaseModel>(phasescale::testing::two_phase_model()), spec);
     const TrackerStep first = at_risk.step(sample(100, 0.25 * GiB));
     REQUIRE(first.recommendation);
     CHECK(first.recommendation->request.memory ==
-          Approx(3 * GiB * (1 + spec.memory.safety_margin)));
+          Approx(std::max(3 * GiB * (1 + spec.memory.safety_margin),
+                          3 * GiB + spec.memory.min_headroom)));
     CHECK(first.recommendation->request.cpu >= 0.1);  // nothing cut on one sample
 }
 

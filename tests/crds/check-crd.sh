@@ -37,7 +37,7 @@ check "mode defaults to Off (recommend only, as the VPA's Off)" equals minimal .
 check "model defaults to the built-in one" equals minimal .spec.model.name default
 check "CPU quantile defaults to p95" equals minimal .spec.resources.cpu.quantile 0.95
 check "memory quantile defaults to p99" equals minimal .spec.resources.memory.quantile 0.99
-check "memory keeps 256Mi above its usage by default" equals minimal .spec.resources.memory.minHeadroom 256Mi
+check "memory keeps 384Mi above its usage by default" equals minimal .spec.resources.memory.minHeadroom 384Mi
 check "the CPU target fulfilment defaults to 95%" equals minimal .spec.resources.cpu.targetFulfilment 0.95
 check "debounce defaults to 2" equals minimal .spec.debounceSamples 2
 check "minChange defaults to 5%" equals minimal .spec.minChange 0.05

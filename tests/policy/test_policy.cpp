@@ -987,12 +987,15 @@ TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "
     CHECK(flat_at(2, 0.1, 64 * MiB) == Approx(2.2));
     // 0: no such floor.
     CHECK(flat_at(0.5, 0, 0) == Approx(0.5));
-    // By default 256 MiB stay, more than the 10% margin of a small container: a curriculum flat
-    // at 400 MB that stepped to 616 MB in one sample (1.54x) is not killed.
-    const double flat = 400e6 / GiB;
-    const double kept = flat_at(flat, 0.1, PhaseOptions{}.memory_min_headroom);
-    CHECK(kept == Approx(flat + 0.25));
-    CHECK(kept > 616e6 / GiB);
+    // By default 384 MiB stay, more than the 10% margin of a small container: a curriculum flat
+    // at 418 MiB whose next stage rose 311 MiB in one sample, and a GAN flat at 682 MiB whose
+    // evaluation rose 340 MiB, are not killed (both were at 256 MiB).
+    const double headroom = PhaseOptions{}.memory_min_headroom;
+    const double curriculum = flat_at(418 * MiB / GiB, 0.1, headroom);
+    CHECK(curriculum == Approx((418 + 384) * MiB / GiB));
+    CHECK(curriculum > (418 + 311) * MiB / GiB);
+    CHECK(flat_at(682 * MiB / GiB, 0.1, headroom) > (682 + 340) * MiB / GiB);
+    CHECK_FALSE(flat_at(418 * MiB / GiB, 0.1, 256 * MiB) > (418 + 311) * MiB / GiB);
 }
 
 TEST_CASE("phase: memory that spiked and came back down is provisioned for a higher spike",
@@ -1167,9 +1170,9 @@ TEST_CASE("phase: a container that starts below what it uses is resized before i
     CHECK(throttled->request.cpu == Approx(0.75));
     CHECK(throttled->request.memory == GiB);
     // Memory within its margin of the limit (0.95 x 1.1 >= 1 GiB): more memory now (the default
-    // 256 MiB above its usage, more than the margin there), CPU kept.
+    // 384 MiB above its usage, more than the margin there), CPU kept.
     const std::optional<Allocation> memory = first(0.3, 0, 0.95 * GiB);
     REQUIRE(memory);
-    CHECK(memory->request.memory == Approx(0.95 * GiB + 256 * MiB));
+    CHECK(memory->request.memory == Approx(0.95 * GiB + 384 * MiB));
     CHECK(memory->request.cpu == 0.5);
 }

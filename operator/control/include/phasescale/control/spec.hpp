@@ -54,7 +54,7 @@ struct AutoscalerSpec {
     ModelRef model;
     std::vector<ContainerPolicy> container_policies;
     ResourceSizing cpu{0.95, 0.1, 0.95};
-    ResourceSizing memory{0.99, 0.1, 0, 256.0 * 1024 * 1024};  // 256Mi, as policy::PhaseOptions
+    ResourceSizing memory{0.99, 0.1, 0, 384.0 * 1024 * 1024};  // 384Mi, as policy::PhaseOptions
     int debounce_samples = 2;
     double min_change = 0.05;
     int cooldown_seconds = 60;
