@@ -989,7 +989,7 @@ TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "
     CHECK(flat_at(0.5, 0, 0) == Approx(0.5));
     // By default 384 MiB stay, more than the 10% margin of a small container: a curriculum flat
     // at 418 MiB whose next stage rose 311 MiB in one sample, and a GAN flat at 682 MiB whose
-    // evaluation rose 340 MiB, are not killed (both were at 256 MiB).
+    // evaluation rose 340 MiB, are not killed; at 256 MiB the curriculum was (the last check).
     const double headroom = PhaseOptions{}.memory_min_headroom;
     const double curriculum = flat_at(418 * MiB / GiB, 0.1, headroom);
     CHECK(curriculum == Approx((418 + 384) * MiB / GiB));
