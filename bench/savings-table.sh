@@ -2,7 +2,8 @@
 # The savings table of docs/savings.md from bench/savings.sh's reports: `phase` (the operator's policy)
 # against the VPA (its target under phasescale's resize rules, and as deployed: `vpa-updater`), a recent window, KRR, itself without the model (the ablation) and `perfect`,
 # with the risk each took.
-# Usage: bash bench/savings-table.sh [DIR [SET]]   (default out/savings, every set in it)
+# Usage: bash bench/savings-table.sh [DIR [SET]]   (default out/savings, every set in it; SET:
+# that set and its variants, SET-*)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-out/savings}
@@ -13,7 +14,7 @@ echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | 
 for report in "$dir"/*.json; do
   name=$(basename "$report" .json)
   set_name=${name%.defaults}
-  [[ -z $only || $set_name == "$only" ]] || continue
+  [[ -z $only || $set_name == "$only" || $set_name == "$only"-* ]] || continue
   run=$([[ $name == *.defaults ]] && echo "defaults" || echo "equal risk")
   jq -r --arg set "$set_name" --arg run "$run" '
     def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;

@@ -6,6 +6,7 @@
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
+#include <phasescale/model/duration.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/train.hpp>
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -34,6 +36,7 @@ struct SimulateArgs {
     std::vector<std::string> train_also;  // traces every fold's model also trains on, never scored
     std::string static_cpu, static_memory;  // quantities
     std::string memory_min_headroom;        // a quantity; empty: the autoscaler's
+    std::string tick;                       // a duration; empty: every sample
     model::TrainOptions training;
     sim::ExperimentOptions experiment;
 };
@@ -154,6 +157,17 @@ void apply_min_headroom(const std::string& quantity, policy::PhaseOptions& p) {
     p.memory_min_headroom = *bytes;
 }
 
+// --tick, where given, in seconds (the operator's duration grammar).
+void apply_tick(const std::string& duration, policy::ActuationOptions& actuation) {
+    if (duration.empty()) return;
+    try {
+        actuation.tick_s =
+            std::chrono::duration<double>(model::parse_duration(duration, "--tick")).count();
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+}
+
 std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {
     if (a.static_cpu.empty() && a.static_memory.empty()) return std::nullopt;
     if (a.static_cpu.empty() || a.static_memory.empty())
@@ -203,6 +217,7 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
     o.static_allocation = static_allocation(a);
     apply_autoscaler(autoscaler_spec(a.autoscaler), app, o.settings);
     apply_min_headroom(a.memory_min_headroom, o.settings.phase);
+    apply_tick(a.tick, o.settings.actuation);
     check_training_columns(a.training);
     // The phase policy reads the model's statistics of the usage columns scored here.
     o.settings.phase.cpu_column = o.columns.cpu;
@@ -371,6 +386,13 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--cooldown", s.actuation.cooldown_s,
                     "Seconds of trace time after a resize before the next (cooldownSeconds)")
         ->check(non_negative());
+    app->add_option("--tick", a->tick,
+                    "Replay at the operator's --tick (its default: 15s): causal policies observe "
+                    "one sample per tick, as Prometheus reports the interval since the last (CPU "
+                    "usage and throttling averaged, memory at the tick, an OOM kill if any), and "
+                    "decide only then; every sample is scored all the same (memory over the limit "
+                    "between two ticks kills). --delay then counts ticks. Default: every sample")
+        ->type_name("DURATION");
     app->add_option("--horizon", s.phase.horizon_s,
                     "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")
         ->check(non_negative());

@@ -99,21 +99,51 @@ bool Scorer::add(double timestamp, const policy::Amount& usage, const policy::Al
 
 namespace {
 
+// `s` with its features copied into `features` and their CPU column (if the model reads one)
+// set to the CPU usage the policy observes, where that is not the trace's `demand`.
+policy::Sample with_observed_cpu_feature(policy::Sample s, double demand, const Container& c,
+                                         std::vector<double>& features) {
+    if (s.features == nullptr || !c.cpu_feature || s.usage.cpu == demand) return s;
+    features.assign(s.features, s.features + c.features.cols());
+    features[static_cast<std::size_t>(*c.cpu_feature)] = s.usage.cpu;
+    s.features = features.data();
+    return s;
+}
+
 // What the policy sees of sample `s` of `c`: CPU usage up to the limit, the rest throttled, as the
-// kubelet reports a container with a CPU limit (the trace holds demand); the model's CPU feature
-// alike, copied into `features`.
-policy::Sample as_observed(policy::Sample s, const Container& c, bool cpu_capped_at_limit,
-                           std::vector<double>& features) {
+// kubelet reports a container with a CPU limit (the trace holds demand).
+policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
     if (!cpu_capped_at_limit || !(s.limit.cpu > 0) || s.usage.cpu <= s.limit.cpu) return s;
     s.usage.cpu = s.limit.cpu;
     s.cpu_throttled = 1;
-    if (s.features != nullptr && c.cpu_feature) {
-        features.assign(s.features, s.features + c.features.cols());
-        features[static_cast<std::size_t>(*c.cpu_feature)] = s.limit.cpu;
-        s.features = features.data();
-    }
     return s;
 }
+
+// The observed samples since the policy's last tick, as Prometheus reports them to the operator
+// at the next one: CPU usage and the throttled share averaged over them (rates over the
+// interval), memory at the latest (a gauge: a spike between two ticks goes unseen, though it
+// kills), and an OOM kill if any of them had one (the container's last termination).
+class SinceLastTick {
+public:
+    void add(const policy::Sample& observed) {
+        cpu_ += observed.usage.cpu;
+        throttled_ += observed.cpu_throttled;
+        oom_killed_ = oom_killed_ || observed.oom_killed;
+        ++samples_;
+    }
+    policy::Sample at_tick(policy::Sample latest) {
+        latest.usage.cpu = cpu_ / static_cast<double>(samples_);
+        latest.cpu_throttled = throttled_ / static_cast<double>(samples_);
+        latest.oom_killed = oom_killed_;
+        *this = {};
+        return latest;
+    }
+
+private:
+    double cpu_ = 0, throttled_ = 0;
+    bool oom_killed_ = false;
+    std::size_t samples_ = 0;
+};
 
 }  // namespace
 
@@ -135,6 +165,8 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     r.allocations.reserve(c.usage.size());
     Scorer scorer(initial);
     std::vector<double> observed_features;
+    SinceLastTick since_last_tick;
+    double next_tick = c.timestamps.empty() ? 0 : c.timestamps.front();
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;
         s.timestamp = c.timestamps[t];
@@ -150,9 +182,15 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
         if (s.oom_killed) r.oom_kills.push_back(t);
 
-        // The actuator, as the operator's tracker, sees what the kubelet reports too.
-        const policy::Sample observed =
-            as_observed(s, c, options.cpu_capped_at_limit, observed_features);
+        // The actuator, as the operator's tracker, sees what the kubelet reports too, once a
+        // tick (the recommenders that see the future, every sample).
+        since_last_tick.add(as_observed(s, options.cpu_capped_at_limit));
+        if (causal && options.tick_s > 0) {
+            if (s.timestamp < next_tick) continue;
+            while (next_tick <= s.timestamp) next_tick += options.tick_s;
+        }
+        const policy::Sample observed = with_observed_cpu_feature(
+            since_last_tick.at_tick(s), s.usage.cpu, c, observed_features);
         recommender.observe(observed);
         if (causal) actuator.decide(recommender.recommend(nullptr), observed);
     }

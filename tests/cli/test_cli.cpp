@@ -415,6 +415,37 @@ spec:
               .err.find("no document of kind PhaseAutoscaler") != std::string::npos);
 }
 
+TEST_CASE("simulate --tick observes a trace as the operator does, once per tick", "[cli]") {
+    TempDir dir;
+    const std::string trace = "../shared/data/torch/dev06-lstm.csv";  // a sample every 2 s
+    auto simulate = [&](const std::vector<std::string>& more, const std::string& out) {
+        std::vector<std::string> args = {"simulate", "--trace",      trace,    "--policy",
+                                         "window",   "--static-cpu", "2",      "--static-memory",
+                                         "4Gi",      "--json",       dir / out};
+        args.insert(args.end(), more.begin(), more.end());
+        return run_cli(dir, args);
+    };
+    REQUIRE(simulate({"--cooldown", "0"}, "every.json").code == 0);
+    const nlohmann::json every = nlohmann::json::parse(read_file(dir / "every.json"));
+    CHECK(every["settings"]["tick_seconds"] == 0);
+    REQUIRE(simulate({"--cooldown", "0", "--tick", "30s"}, "tick.json").code == 0);
+    const nlohmann::json tick = nlohmann::json::parse(read_file(dir / "tick.json"));
+    CHECK(tick["settings"]["tick_seconds"] == 30);
+    // Without a cooldown, a decision per tick at most: the run's 326 s hold 11 ticks.
+    const int resizes = tick["policies"]["window"]["resizes"].get<int>();
+    CHECK(resizes > 0);
+    CHECK(resizes <= 11);
+    CHECK(every["policies"]["window"]["resizes"].get<int>() > resizes);
+    // Every sample is scored all the same.
+    CHECK(tick["policies"]["window"]["memory"]["samples"] ==
+          every["policies"]["window"]["memory"]["samples"]);
+
+    const Run soon = simulate({"--tick", "soon"}, "soon.json");
+    CHECK(soon.code == 2);
+    CHECK_THAT(soon.err, Catch::Contains("--tick: 'soon' is not a duration"));
+    CHECK_FALSE(fs::exists(dir / "soon.json"));
+}
+
 TEST_CASE("extreme numbers are refused at once with a plain message, never run", "[cli]") {
     TempDir dir;
     const std::vector<std::vector<std::string>> absurd = {

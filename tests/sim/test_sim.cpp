@@ -144,6 +144,63 @@ TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the thr
     CHECK(uncapped.features[1] == std::vector<double>{3, 0.5});
 }
 
+TEST_CASE("replay at the operator's tick: one observation per tick, every sample scored", "[sim]") {
+    struct Recording : policy::Recommender {
+        std::vector<policy::Sample> seen;
+        std::vector<double> cpu_feature;  // copied: a sample's features may not outlive it
+        void observe(const policy::Sample& s) override {
+            seen.push_back(s);
+            cpu_feature.push_back(s.features[0]);
+        }
+        std::optional<policy::Allocation> recommend(const policy::Sample*) override {
+            return policy::Allocation{{2, 1.5 * GiB}, {2, 1.5 * GiB}};
+        }
+    };
+    Container c;
+    c.original = {2, 2 * GiB};
+    for (int t = 0; t <= 40; t += 5) {
+        c.timestamps.push_back(t);
+        // 3 cores wanted at 10 s (above the limit of 2), 3 GiB between two ticks at 20 s.
+        c.usage.push_back({t == 10 ? 3.0 : 1.0, (t == 20 ? 3 : 1) * GiB});
+    }
+    c.features.resize(static_cast<Eigen::Index>(c.usage.size()), 1);
+    for (std::size_t t = 0; t < c.usage.size(); ++t)
+        c.features(static_cast<Eigen::Index>(t), 0) = c.usage[t].cpu;
+    c.cpu_feature = 0;
+    policy::ActuationOptions every_15s;
+    every_15s.tick_s = 15;
+    every_15s.min_change = 0;
+    Recording policy;
+    const Replay r = replay(c, policy, true, every_15s);
+
+    // Observed at 0, 15 and 30 s: CPU usage (capped at the limit) and throttling averaged over
+    // the samples since the tick before, memory at the tick, the kill at 20 s seen at 30 s.
+    REQUIRE(policy.seen.size() == 3);
+    CHECK(policy.seen[0].timestamp == 0);
+    CHECK(policy.seen[1].timestamp == 15);
+    CHECK(policy.seen[2].timestamp == 30);
+    CHECK(policy.seen[1].usage.cpu == Approx((1 + 2 + 1) / 3.0));
+    CHECK(policy.seen[1].cpu_throttled == Approx(1 / 3.0));
+    CHECK(policy.cpu_feature[1] == Approx((1 + 2 + 1) / 3.0));  // the model's CPU feature alike
+    CHECK_FALSE(policy.seen[1].oom_killed);
+    CHECK(policy.seen[2].oom_killed);
+    CHECK(policy.seen[2].usage.memory == 1 * GiB);
+    CHECK(policy.seen[2].cpu_throttled == 0);
+
+    // Every sample is scored: the spike the policy never saw is a kill at 20 s.
+    CHECK(r.oom_kills == std::vector<std::size_t>{4});
+    CHECK(r.score.memory.samples == c.usage.size());
+    // Decided at the first tick, in force from the next sample on (the delay of 1).
+    CHECK(r.allocations[0].request.memory == 2 * GiB);
+    CHECK(r.allocations[1].request.memory == 1.5 * GiB);
+    CHECK(r.score.resizes == 1);
+
+    // Without a tick, every sample is observed.
+    Recording every_sample;
+    replay(c, every_sample, true, {});
+    CHECK(every_sample.seen.size() == c.usage.size());
+}
+
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",
           "[sim]") {
     const Container c = alternating(7);

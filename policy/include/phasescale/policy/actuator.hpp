@@ -30,6 +30,10 @@ struct ActuationOptions {
     // so a replayed policy observes usage capped there and the throttled share. false: it observes
     // the trace's demand above the limit (KWOK nodes, which run no cgroups, report it).
     bool cpu_capped_at_limit = true;
+    // Seconds between the samples a replayed policy observes and decides on, as the operator
+    // reads Prometheus once per --tick (15 s by default); 0: every sample of the trace. Every
+    // sample is scored all the same: memory over the limit between two ticks is an OOM kill.
+    double tick_s = 0;
 };
 
 class Actuator {
