@@ -49,6 +49,10 @@ PerResource raises(const Amount& current, const Amount& wanted, Margins safety_m
             wanted.memory > current.memory};
 }
 
+double throttled_under_limit(double share, double now, double window, double raised_at) {
+    return now - window < raised_at ? 0 : share;
+}
+
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {
     return last_resize && now < *last_resize + cooldown_s;
 }

@@ -547,6 +547,32 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
     CHECK(s.recommendation->request.cpu >= once_more);
 }
 
+TEST_CASE("tracker: a throttled share from before the CPU limit was cut counts at once", "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
+    ContainerTracker t(model_ptr(), spec);
+    TrackerInput in = input(100, 0.5, 1 * GiB, 2, 2 * GiB);
+    in.limits = {2, 2 * GiB};
+    in.applied_cpu_limit = 2;
+    in.rate_window = 60;
+    for (int i = 0; i < 6; ++i) {
+        in.timestamp = 100 + 15 * i;
+        t.step(in);
+    }
+    // Cut to 1 core, applied, as a phase begins that wants more: what was throttled at 2 cores
+    // would be at 1 too, so the shares of the next two ticks, although their window reaches back
+    // before the cut, grow it at once (no demand above the limit was shown: 1.5 x the limit).
+    in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = 1;
+    in.usage.cpu = in.features[0] = 1;
+    in.cpu_throttled = 0.4;
+    std::optional<policy::Allocation> grown;
+    for (int i = 0; i < 2; ++i) {
+        in.timestamp += 15;
+        grown = t.step(in).recommendation;
+    }
+    REQUIRE(grown);
+    CHECK(grown->request.cpu >= 1.5);  // the policy's growth, 1.5 x the limit
+}
+
 TEST_CASE("targets: clamped to min/maxAllowed, rounded, only controlled resources", "[unit]") {
     ContainerResources cur{"main", {1.0, 2 * GiB}, {1.0, 2 * GiB}};
     ContainerPolicy p;

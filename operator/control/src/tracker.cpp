@@ -79,18 +79,18 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
       safety_margins_(safety_margins(spec)),
       shown_(label_hold_seconds) {}
 
-// The throttled share of the input, as the policy judges it. A share averaged over a window
-// that began before the CPU limit changed describes the old limit: counted again after the
-// policy's growth, it would grow the container once more at every tick until the window had
-// passed (4 ticks at the defaults), where a replay of samples grows it once. The limit changes
-// when the kubelet applies it, which its status reports after the spec has asked for it.
+// The throttled share of the input, as the policy judges it: not under a CPU limit raised within
+// its window (policy::throttled_under_limit: 4 ticks at the defaults). The limit changes when the
+// kubelet applies it, which its status reports after the spec has asked for it.
 double ContainerTracker::cpu_throttled(const TrackerInput& in) {
     const std::pair<double, double> limit{in.limits.cpu, in.applied_cpu_limit};
-    if (cpu_limit_ && *cpu_limit_ != limit) cpu_limit_since_ = in.timestamp;
+    if (cpu_limit_ && (limit.first > cpu_limit_->first || limit.second > cpu_limit_->second))
+        cpu_limit_raised_at_ = in.timestamp;
     cpu_limit_ = limit;
-    if (in.timestamp - in.rate_window < cpu_limit_since_) return 0;
     // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
-    return std::isfinite(in.cpu_throttled) ? std::clamp(in.cpu_throttled, 0.0, 1.0) : 0;
+    if (!std::isfinite(in.cpu_throttled)) return 0;
+    return policy::throttled_under_limit(std::clamp(in.cpu_throttled, 0.0, 1.0), in.timestamp,
+                                         in.rate_window, cpu_limit_raised_at_);
 }
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {

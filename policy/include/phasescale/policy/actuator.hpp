@@ -34,6 +34,9 @@ struct ActuationOptions {
     // reads Prometheus once per --tick (15 s by default); 0: every sample of the trace. Every
     // sample is scored all the same: memory over the limit between two ticks is an OOM kill.
     double tick_s = 0;
+    // With a tick: the seconds before it that CPU usage and the throttled share are averaged over,
+    // as rates (the operator's rate() window, max(4 scrape intervals, --tick)); 0: the tick.
+    double rate_window_s = 0;
 };
 
 class Actuator {
@@ -82,6 +85,14 @@ Allocation no_cut(const Allocation& current, Allocation wanted);
 // below a limit that bursts hit). Either way the next resize that raises it (`raises`) cannot wait
 // a cooldown.
 PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before);
+
+// The throttled share measured over the `window` seconds up to `now`, judged under the CPU limit
+// raised at `raised_at`: a window that began before the raise describes a lower limit (counted
+// again after the raise, it would raise the container once more at every tick until the window
+// had passed), so it counts as not throttled. A cut needs no such care: what was throttled under
+// a higher limit is throttled under a lower one too (on generated jobs replayed at the operator's
+// tick, judging after cuts too met 88% of CPU demand instead of 91.5%, docs/savings.md).
+double throttled_under_limit(double share, double now, double window, double raised_at);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);

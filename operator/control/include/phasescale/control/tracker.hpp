@@ -105,9 +105,10 @@ public:
     const model::PhaseModel& model() const { return *model_; }
     // Restores the shown phase across operator restarts (from the pod's label and annotations).
     void restore_shown(int phase, double since) { shown_.restore(phase, since); }
-    // Takes the CPU limit to change at `timestamp`: a throttled share counts only once its rate
-    // window lies wholly after it (cpu_throttled).
-    void cpu_limit_changed_at(double timestamp) { cpu_limit_since_ = timestamp; }
+    // Takes the CPU limit to have been raised at `timestamp` (history replayed without the limits
+    // it had): a throttled share counts only once its rate window lies wholly after it
+    // (cpu_throttled).
+    void cpu_limit_raised_at(double timestamp) { cpu_limit_raised_at_ = timestamp; }
 
 private:
     double cpu_throttled(const TrackerInput& in);
@@ -117,9 +118,9 @@ private:
     std::optional<int> last_restart_count_;
     policy::Margins safety_margins_;  // the spec's
     double memory_before_ = 0;        // the memory usage of the latest sample observed (at_risk)
-    // The CPU limit of the latest input, asked and applied, and since when.
+    // The CPU limit of the latest input, asked and applied, and when it was last raised.
     std::optional<std::pair<double, double>> cpu_limit_;
-    double cpu_limit_since_ = -std::numeric_limits<double>::infinity();
+    double cpu_limit_raised_at_ = -std::numeric_limits<double>::infinity();
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
