@@ -92,9 +92,9 @@ fi
 # user would give such a job on the 2-core machine they were recorded on.
 torch_runs=$(ls "$torch"/dev*.csv | paste -sd, -)
 run torch-folds --trace "$torch_runs" --folds 6 --phases 6 --epochs 50 --static-cpu 2 --static-memory 4Gi
-# The same, as the operator sees them at its default --tick of 15 s: every policy observes and
-# decides once per tick (CPU averaged since the last, memory at the tick), and every 2 s sample
-# is scored (memory over the limit between two ticks kills all the same).
+# The same, as the operator sees them at its defaults (--tick 15s, a rate window of 60 s): every
+# policy observes and decides once per tick (CPU and throttling averaged over the window, memory
+# at the tick), and every 2 s sample is scored (memory over the limit between two ticks kills).
 run torch-folds-tick-15s --trace "$torch_runs" --folds 6 --phases 6 --epochs 50 \
   --static-cpu 2 --static-memory 4Gi --tick 15s
 # The same runs scored by the shipped default model's recipe (scripts/train-default-model.sh)
@@ -107,6 +107,9 @@ run torch-folds-default-recipe --trace "$torch_runs" --folds 6 --phases 8 --epoc
 
 # AI4DL sample.csv: 4 executions, each held out once; the model trains on the other 3.
 run ai4dl-sample-folds --trace "$ai4dl/sample.csv" --folds 4 --phases 5 --epochs 50
+# The same at the operator's tick (its samples are 10-30 s apart: CPU over a 60 s window).
+run ai4dl-sample-folds-tick-15s --trace "$ai4dl/sample.csv" --folds 4 --phases 5 --epochs 50 \
+  --tick 15s
 # AI4DL sample-vr.csv has one execution, so no split is possible within it: both files together,
 # 5 folds (sample-vr's execution is scored by a model trained on sample.csv's four).
 run ai4dl-both-folds --trace "$ai4dl/sample.csv,$ai4dl/sample-vr.csv" --folds 5 --phases 5 --epochs 50
@@ -117,5 +120,8 @@ run ai4dl-both-folds --trace "$ai4dl/sample.csv,$ai4dl/sample-vr.csv" --folds 5 
 run generated-folds --trace "$out/generated.csv" --folds 5 --phases 8 --epochs 50
 # The same jobs with the built-in default model (trained on other generated jobs).
 run generated-default-model --trace "$out/generated.csv" --model default --folds 5
+# And at the operator's tick (their samples are 12-17 s apart: CPU over a 60 s window).
+run generated-default-model-tick-15s --trace "$out/generated.csv" --model default --folds 5 \
+  --tick 15s
 
 bash bench/savings-table.sh "$out"

@@ -37,6 +37,7 @@ struct SimulateArgs {
     std::string static_cpu, static_memory;  // quantities
     std::string memory_min_headroom;        // a quantity; empty: the autoscaler's
     std::string tick;                       // a duration; empty: every sample
+    std::string rate_window;                // a duration; empty: 4 ticks
     model::TrainOptions training;
     sim::ExperimentOptions experiment;
 };
@@ -157,15 +158,26 @@ void apply_min_headroom(const std::string& quantity, policy::PhaseOptions& p) {
     p.memory_min_headroom = *bytes;
 }
 
-// --tick, where given, in seconds (the operator's duration grammar).
-void apply_tick(const std::string& duration, policy::ActuationOptions& actuation) {
-    if (duration.empty()) return;
+double seconds_option(const std::string& duration, const char* option) {
     try {
-        actuation.tick_s =
-            std::chrono::duration<double>(model::parse_duration(duration, "--tick")).count();
+        return std::chrono::duration<double>(model::parse_duration(duration, option)).count();
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+}
+
+// --tick and --rate-window, where given, in seconds (the operator's duration grammar). The
+// window is by default the operator's where Prometheus scrapes once a tick, as at its defaults:
+// 4 scrape intervals.
+void apply_tick(const SimulateArgs& a, policy::ActuationOptions& actuation) {
+    if (a.tick.empty()) {
+        if (!a.rate_window.empty()) throw UsageError("--rate-window needs --tick");
+        return;
+    }
+    actuation.tick_s = seconds_option(a.tick, "--tick");
+    actuation.rate_window_s = a.rate_window.empty()
+                                  ? 4 * actuation.tick_s
+                                  : seconds_option(a.rate_window, "--rate-window");
 }
 
 std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {
@@ -217,7 +229,7 @@ int run_simulate(SimulateArgs& a, const CLI::App& app) {
     o.static_allocation = static_allocation(a);
     apply_autoscaler(autoscaler_spec(a.autoscaler), app, o.settings);
     apply_min_headroom(a.memory_min_headroom, o.settings.phase);
-    apply_tick(a.tick, o.settings.actuation);
+    apply_tick(a, o.settings.actuation);
     check_training_columns(a.training);
     // The phase policy reads the model's statistics of the usage columns scored here.
     o.settings.phase.cpu_column = o.columns.cpu;
@@ -388,10 +400,16 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(non_negative());
     app->add_option("--tick", a->tick,
                     "Replay at the operator's --tick (its default: 15s): causal policies observe "
-                    "one sample per tick, as Prometheus reports the interval since the last (CPU "
-                    "usage and throttling averaged, memory at the tick, an OOM kill if any), and "
-                    "decide only then; every sample is scored all the same (memory over the limit "
-                    "between two ticks kills). --delay then counts ticks. Default: every sample")
+                    "one sample per tick, as Prometheus reports it (CPU usage and throttling "
+                    "averaged over --rate-window, memory at the tick, an OOM kill since the tick "
+                    "before), and decide only then; every sample is scored all the same (memory "
+                    "over the limit between two ticks kills). --delay then counts ticks. "
+                    "Default: every sample")
+        ->type_name("DURATION");
+    app->add_option("--rate-window", a->rate_window,
+                    "With --tick: the rate() window CPU usage and throttling are averaged over "
+                    "(the operator's max(4 scrape intervals, --tick); default 4 ticks, as where "
+                    "Prometheus scrapes once a tick, at the operator's defaults)")
         ->type_name("DURATION");
     app->add_option("--horizon", s.phase.horizon_s,
                     "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")

@@ -2,6 +2,8 @@
 #include <phasescale/sim/replay.hpp>
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 
 namespace phasescale::sim {
 
@@ -119,30 +121,46 @@ policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
     return s;
 }
 
-// The observed samples since the policy's last tick, as Prometheus reports them to the operator
-// at the next one: CPU usage and the throttled share averaged over them (rates over the
-// interval), memory at the latest (a gauge: a spike between two ticks goes unseen, though it
-// kills), and an OOM kill if any of them had one (the container's last termination).
-class SinceLastTick {
+// What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage and the
+// throttled share averaged over the rate window before it (rates), the share as the operator's
+// tracker judges it (throttled_under_limit), memory at the tick (a gauge: a spike between two
+// ticks goes unseen, though it kills), and an OOM kill if one happened since the tick before (the
+// container's last termination).
+class AtTick {
 public:
+    explicit AtTick(double window) : window_(window) {}
     void add(const policy::Sample& observed) {
-        cpu_ += observed.usage.cpu;
-        throttled_ += observed.cpu_throttled;
+        seen_.push_back(observed);
         oom_killed_ = oom_killed_ || observed.oom_killed;
-        ++samples_;
     }
-    policy::Sample at_tick(policy::Sample latest) {
-        latest.usage.cpu = cpu_ / static_cast<double>(samples_);
-        latest.cpu_throttled = throttled_ / static_cast<double>(samples_);
+    policy::Sample observe(policy::Sample latest) {
+        // As the operator's tracker: the limit was raised when a tick first sees it raised.
+        if (observed_ && latest.limit.cpu > cpu_limit_) cpu_limit_raised_at_ = latest.timestamp;
+        cpu_limit_ = latest.limit.cpu;
+        observed_ = true;
+        while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - window_)
+            seen_.pop_front();
+        double cpu = 0, throttled = 0;
+        for (const policy::Sample& s : seen_) {
+            cpu += s.usage.cpu;
+            throttled += s.cpu_throttled;
+        }
+        const auto n = static_cast<double>(seen_.size());
+        latest.usage.cpu = cpu / n;
+        latest.cpu_throttled = policy::throttled_under_limit(throttled / n, latest.timestamp,
+                                                             window_, cpu_limit_raised_at_);
         latest.oom_killed = oom_killed_;
-        *this = {};
+        oom_killed_ = false;
         return latest;
     }
 
 private:
-    double cpu_ = 0, throttled_ = 0;
+    double window_;
+    std::deque<policy::Sample> seen_;  // the observed samples of the window
+    bool observed_ = false;            // a tick before this one
+    double cpu_limit_ = 0;             // at the tick before
+    double cpu_limit_raised_at_ = -std::numeric_limits<double>::infinity();
     bool oom_killed_ = false;
-    std::size_t samples_ = 0;
 };
 
 }  // namespace
@@ -165,7 +183,9 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     r.allocations.reserve(c.usage.size());
     Scorer scorer(initial);
     std::vector<double> observed_features;
-    SinceLastTick since_last_tick;
+    // Every sample observed: a window of one sample, which observe() leaves as it is.
+    AtTick at_tick(options.tick_s > 0 && causal ? std::max(options.rate_window_s, options.tick_s)
+                                                : 0);
     double next_tick = c.timestamps.empty() ? 0 : c.timestamps.front();
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;
@@ -184,13 +204,13 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
 
         // The actuator, as the operator's tracker, sees what the kubelet reports too, once a
         // tick (the recommenders that see the future, every sample).
-        since_last_tick.add(as_observed(s, options.cpu_capped_at_limit));
+        at_tick.add(as_observed(s, options.cpu_capped_at_limit));
         if (causal && options.tick_s > 0) {
             if (s.timestamp < next_tick) continue;
             while (next_tick <= s.timestamp) next_tick += options.tick_s;
         }
-        const policy::Sample observed = with_observed_cpu_feature(
-            since_last_tick.at_tick(s), s.usage.cpu, c, observed_features);
+        const policy::Sample observed =
+            with_observed_cpu_feature(at_tick.observe(s), s.usage.cpu, c, observed_features);
         recommender.observe(observed);
         if (causal) actuator.decide(recommender.recommend(nullptr), observed);
     }

@@ -138,6 +138,7 @@ json report_json(const Report& r) {
               {"min_change", r.options.settings.actuation.min_change},
               {"cooldown_seconds", r.options.settings.actuation.cooldown_s},
               {"tick_seconds", r.options.settings.actuation.tick_s},
+              {"rate_window_seconds", r.options.settings.actuation.rate_window_s},
               {"memory_min_headroom", r.options.settings.phase.memory_min_headroom}}},
             {"notes", r.notes}};
 }

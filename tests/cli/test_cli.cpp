@@ -431,6 +431,7 @@ TEST_CASE("simulate --tick observes a trace as the operator does, once per tick"
     REQUIRE(simulate({"--cooldown", "0", "--tick", "30s"}, "tick.json").code == 0);
     const nlohmann::json tick = nlohmann::json::parse(read_file(dir / "tick.json"));
     CHECK(tick["settings"]["tick_seconds"] == 30);
+    CHECK(tick["settings"]["rate_window_seconds"] == 120);  // 4 ticks, as the operator's default
     // Without a cooldown, a decision per tick at most: the run's 326 s hold 11 ticks.
     const int resizes = tick["policies"]["window"]["resizes"].get<int>();
     CHECK(resizes > 0);
@@ -440,6 +441,12 @@ TEST_CASE("simulate --tick observes a trace as the operator does, once per tick"
     CHECK(tick["policies"]["window"]["memory"]["samples"] ==
           every["policies"]["window"]["memory"]["samples"]);
 
+    REQUIRE(simulate({"--tick", "30s", "--rate-window", "1m"}, "window.json").code == 0);
+    CHECK(nlohmann::json::parse(
+              read_file(dir / "window.json"))["settings"]["rate_window_seconds"] == 60);
+    const Run alone = simulate({"--rate-window", "1m"}, "alone.json");
+    CHECK(alone.code == 2);
+    CHECK_THAT(alone.err, Catch::Contains("--rate-window needs --tick"));
     const Run soon = simulate({"--tick", "soon"}, "soon.json");
     CHECK(soon.code == 2);
     CHECK_THAT(soon.err, Catch::Contains("--tick: 'soon' is not a duration"));

@@ -201,6 +201,50 @@ TEST_CASE("replay at the operator's tick: one observation per tick, every sample
     CHECK(every_sample.seen.size() == c.usage.size());
 }
 
+TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under the new limit",
+          "[sim]") {
+    struct Recording : policy::Recommender {
+        double cpu = 2.5;  // what it asks for
+        std::vector<policy::Sample> seen;
+        void observe(const policy::Sample& s) override { seen.push_back(s); }
+        std::optional<policy::Allocation> recommend(const policy::Sample*) override {
+            return policy::Allocation{{cpu, 1 * GiB}, {cpu, 1 * GiB}};
+        }
+    };
+    // 3 cores wanted throughout, from a limit of 2, raised to 2.5 after the first tick.
+    Container c;
+    c.original = {2, 1 * GiB};
+    for (int t = 0; t <= 40; t += 5) {
+        c.timestamps.push_back(t);
+        c.usage.push_back({3, 0.5 * GiB});
+    }
+    policy::ActuationOptions operator_like;
+    operator_like.tick_s = 10;
+    operator_like.rate_window_s = 20;
+    operator_like.min_change = 0;
+    Recording policy;
+    replay(c, policy, true, operator_like);
+    REQUIRE(policy.seen.size() == 5);  // at 0, 10, 20, 30 and 40 s
+    CHECK(policy.seen[0].cpu_throttled == 1);
+    // At 10 s the window holds 0, 5 and 10 s: 2 cores, then 2.5 from 5 s on.
+    CHECK(policy.seen[1].usage.cpu == Approx((2 + 2.5 + 2.5) / 3));
+    CHECK(policy.seen[2].usage.cpu == Approx(2.5));
+    // Throttled all along, but a window that began before the tick that first saw the new limit
+    // (10 s) describes the old one: not throttled under the new limit until 30 s.
+    CHECK(policy.seen[1].cpu_throttled == 0);
+    CHECK(policy.seen[2].cpu_throttled == 0);
+    CHECK(policy.seen[3].cpu_throttled == 1);
+    CHECK(policy.seen[4].cpu_throttled == 1);
+
+    // A cut: what was throttled under the higher limit is throttled under the lower one too.
+    Recording cut;
+    cut.cpu = 1.5;
+    replay(c, cut, true, operator_like);
+    REQUIRE(cut.seen.size() == 5);
+    CHECK(cut.seen[1].cpu_throttled == 1);
+    CHECK(cut.seen[1].usage.cpu == Approx((2 + 1.5 + 1.5) / 3));
+}
+
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",
           "[sim]") {
     const Container c = alternating(7);
