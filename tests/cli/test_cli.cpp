@@ -444,6 +444,9 @@ TEST_CASE("simulate --tick observes a trace as the operator does, once per tick"
     REQUIRE(simulate({"--tick", "30s", "--rate-window", "1m"}, "window.json").code == 0);
     CHECK(nlohmann::json::parse(
               read_file(dir / "window.json"))["settings"]["rate_window_seconds"] == 60);
+    REQUIRE(simulate({"--tick", "30s", "--rate-window", "10s"}, "short.json").code == 0);
+    CHECK(nlohmann::json::parse(read_file(dir / "short.json"))["settings"]["rate_window_seconds"] ==
+          30);  // a tick at least
     const Run alone = simulate({"--rate-window", "1m"}, "alone.json");
     CHECK(alone.code == 2);
     CHECK_THAT(alone.err, Catch::Contains("--rate-window needs --tick"));
