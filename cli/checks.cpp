@@ -1,5 +1,7 @@
 #include "command.hpp"
 
+#include <phasescale/model/duration.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -24,6 +26,14 @@ CLI::Validator non_negative() {
 
 CLI::Validator positive() {
     return number_that_is("positive", [](double v) { return std::isfinite(v) && v > 0; });
+}
+
+std::chrono::milliseconds duration_option(const std::string& text, const char* option) {
+    try {
+        return model::parse_duration(text, option);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
 }
 
 }  // namespace phasescale::cli

@@ -4,6 +4,7 @@
 // Pieces shared by the phasescale commands: how a command plugs into main, usage errors, and
 // output that never leaves half a file behind.
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -55,6 +56,9 @@ class UsageError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// The flags' one duration grammar (model/duration.hpp); a bad one is a usage error.
+std::chrono::milliseconds duration_option(const std::string& text, const char* option);
 
 // Shortest text that reads back as the same double, whole numbers in full: "1700000000", "0.5",
 // "1e-07" (model::number_text).

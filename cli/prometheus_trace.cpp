@@ -23,15 +23,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The flags' one duration grammar (model/duration.hpp); a bad one is a usage error.
-milliseconds duration_option(const std::string& text, const char* option) {
-    try {
-        return model::parse_duration(text, option);
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-    }
-}
-
 // Without cpprestsdk (an offline build, see cli/CMakeLists.txt) there is no Prometheus client:
 // the options stay, under a heading that says so, and using them is a usage error.
 #ifdef PHASESCALE_WITH_PROMETHEUS

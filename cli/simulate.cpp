@@ -6,7 +6,6 @@
 #include <phasescale/control/quantity.hpp>
 #include <phasescale/control/spec.hpp>
 #include <phasescale/control/tracker.hpp>
-#include <phasescale/model/duration.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/pretrained.hpp>
 #include <phasescale/model/train.hpp>
@@ -159,11 +158,7 @@ void apply_min_headroom(const std::string& quantity, policy::PhaseOptions& p) {
 }
 
 double seconds_option(const std::string& duration, const char* option) {
-    try {
-        return std::chrono::duration<double>(model::parse_duration(duration, option)).count();
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-    }
+    return std::chrono::duration<double>(duration_option(duration, option)).count();
 }
 
 // --tick and --rate-window, where given, in seconds (the operator's duration grammar). The
