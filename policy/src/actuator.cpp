@@ -49,8 +49,11 @@ PerResource raises(const Amount& current, const Amount& wanted, Margins safety_m
             wanted.memory > current.memory};
 }
 
-double throttled_under_limit(double share, double now, double window, double raised_at) {
-    return now - window < raised_at ? 0 : share;
+double throttled_under_limit(double share, const CpuWindow& window) {
+    // Nearly all: CFS lets a throttled container use its quota in every period but a few.
+    constexpr double kSaturated = 0.95;
+    const double used_since = window.used - window.allowed_before_raise;  // at least this
+    return used_since >= kSaturated * window.allowed_since_raise ? share : 0;
 }
 
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {

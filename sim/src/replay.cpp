@@ -122,33 +122,35 @@ policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
 }
 
 // What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage and the
-// throttled share averaged over the rate window before it (rates), the share as the operator's
-// tracker judges it (throttled_under_limit), memory at the tick (a gauge: a spike between two
-// ticks goes unseen, though it kills), and an OOM kill if one happened since the tick before (the
-// container's last termination).
+// throttled share averaged over the rate window before it (rates), the share judged under the
+// limit in force (throttled_under_limit, from the limits each sample of the window ran under),
+// memory at the tick (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM
+// kill if one happened since the tick before (the container's last termination).
 class AtTick {
 public:
     explicit AtTick(double window) : window_(window) {}
     void add(const policy::Sample& observed) {
+        if (!seen_.empty() && observed.limit.cpu > seen_.back().limit.cpu)
+            raised_at_ = observed.timestamp;
         seen_.push_back(observed);
         oom_killed_ = oom_killed_ || observed.oom_killed;
     }
     policy::Sample observe(policy::Sample latest) {
-        // As the operator's tracker: the limit was raised when a tick first sees it raised.
-        if (observed_ && latest.limit.cpu > cpu_limit_) cpu_limit_raised_at_ = latest.timestamp;
-        cpu_limit_ = latest.limit.cpu;
-        observed_ = true;
         while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - window_)
             seen_.pop_front();
-        double cpu = 0, throttled = 0;
+        double throttled = 0;
+        policy::CpuWindow cpu;
         for (const policy::Sample& s : seen_) {
-            cpu += s.usage.cpu;
+            cpu.used += s.usage.cpu;
             throttled += s.cpu_throttled;
+            (s.timestamp < raised_at_ ? cpu.allowed_before_raise : cpu.allowed_since_raise) +=
+                s.limit.cpu;
         }
         const auto n = static_cast<double>(seen_.size());
-        latest.usage.cpu = cpu / n;
-        latest.cpu_throttled = policy::throttled_under_limit(throttled / n, latest.timestamp,
-                                                             window_, cpu_limit_raised_at_);
+        latest.usage.cpu = cpu.used / n;
+        latest.cpu_throttled = seen_.front().timestamp < raised_at_
+                                   ? policy::throttled_under_limit(throttled / n, cpu)
+                                   : throttled / n;
         latest.oom_killed = oom_killed_;
         oom_killed_ = false;
         return latest;
@@ -157,9 +159,8 @@ public:
 private:
     double window_;
     std::deque<policy::Sample> seen_;  // the observed samples of the window
-    bool observed_ = false;            // a tick before this one
-    double cpu_limit_ = 0;             // at the tick before
-    double cpu_limit_raised_at_ = -std::numeric_limits<double>::infinity();
+    // The first sample under the latest raise of the CPU limit.
+    double raised_at_ = -std::numeric_limits<double>::infinity();
     bool oom_killed_ = false;
 };
 

@@ -547,6 +547,41 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
     CHECK(s.recommendation->request.cpu >= once_more);
 }
 
+TEST_CASE("tracker: a share from before a raise counts once the new limit is used up too",
+          "[unit]") {
+    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
+    ContainerTracker t(model_ptr(), spec);
+    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+    in.limits = {1, 2 * GiB};
+    in.applied_cpu_limit = 1;
+    in.rate_window = 60;
+    for (int i = 0; i < 6; ++i) {
+        in.timestamp = 100 + 15 * i;
+        t.step(in);
+    }
+    in.cpu_throttled = 0.4;
+    std::optional<policy::Allocation> grown;
+    for (int i = 0; i < 2; ++i) {
+        in.timestamp += 15;
+        grown = t.step(in).recommendation;
+    }
+    REQUIRE(grown);
+    REQUIRE(grown->request.cpu >= 1.5);
+    // Grown and applied at once, and the container uses all of it: its CPU rate over the window
+    // is the old limit's, then the new one's, as its ticks show them. It wants more than that
+    // too, so the shares of the next ticks grow it again, though their windows reach back before
+    // the raise (the test before: a container that does not use the new limit up waits them out).
+    in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown->request.cpu;
+    std::optional<policy::Allocation> again;
+    for (int i = 1; i <= 2; ++i) {
+        in.timestamp += 15;
+        in.usage.cpu = in.features[0] = ((4 - i) * 1 + i * grown->request.cpu) / 4;
+        again = t.step(in).recommendation;
+    }
+    REQUIRE(again);
+    CHECK(again->request.cpu >= 1.5 * grown->request.cpu);
+}
+
 TEST_CASE("tracker: a throttled share from before the CPU limit was cut counts at once", "[unit]") {
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
     ContainerTracker t(model_ptr(), spec);

@@ -843,6 +843,20 @@ TEST_CASE(
     CHECK(raises({2, 2 * GiB}, {2.3, GiB}, {0.1, 0.1}).cpu);
 }
 
+TEST_CASE("throttling: a share from before a raise counts where the new limit was used up too",
+          "[policy]") {
+    // Raised from 1 core to 1.5 after 45 s of a 60 s window: the container used 45 core-seconds
+    // at most before it, so 67.5 in all shows the 22.5 that 1.5 cores allowed since used up.
+    CHECK(throttled_under_limit(0.4, {67.5, 45, 22.5}) == 0.4);
+    CHECK(throttled_under_limit(0.4, {45 + 0.95 * 22.5, 45, 22.5}) == 0.4);
+    // Less: the share may describe the old limit alone, not counted again.
+    CHECK(throttled_under_limit(0.4, {60, 45, 22.5}) == 0);
+    CHECK(throttled_under_limit(0, {67.5, 45, 22.5}) == 0);
+    // Raised as the window began, or by then: all of it used, or not.
+    CHECK(throttled_under_limit(0.4, {90, 0, 90}) == 0.4);
+    CHECK(throttled_under_limit(0.4, {80, 0, 90}) == 0);
+}
+
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
     ActuationOptions o = actuation(1, 0.0);
     o.bounds.min_cpu = 0.5;

@@ -211,35 +211,45 @@ TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under
             return policy::Allocation{{cpu, 1 * GiB}, {cpu, 1 * GiB}};
         }
     };
-    // 3 cores wanted throughout, from a limit of 2, raised to 2.5 after the first tick.
-    Container c;
-    c.original = {2, 1 * GiB};
-    for (int t = 0; t <= 40; t += 5) {
-        c.timestamps.push_back(t);
-        c.usage.push_back({3, 0.5 * GiB});
-    }
+    // `wanted` cores throughout, from a limit of 2, raised to 2.5 after the first tick.
+    const auto wanting = [](double wanted) {
+        Container c;
+        c.original = {2, 1 * GiB};
+        for (int t = 0; t <= 40; t += 5) {
+            c.timestamps.push_back(t);
+            c.usage.push_back({wanted, 0.5 * GiB});
+        }
+        return c;
+    };
     policy::ActuationOptions operator_like;
     operator_like.tick_s = 10;
     operator_like.rate_window_s = 20;
     operator_like.min_change = 0;
-    Recording policy;
-    replay(c, policy, true, operator_like);
-    REQUIRE(policy.seen.size() == 5);  // at 0, 10, 20, 30 and 40 s
-    CHECK(policy.seen[0].cpu_throttled == 1);
-    // At 10 s the window holds 0, 5 and 10 s: 2 cores, then 2.5 from 5 s on.
-    CHECK(policy.seen[1].usage.cpu == Approx((2 + 2.5 + 2.5) / 3));
-    CHECK(policy.seen[2].usage.cpu == Approx(2.5));
-    // Throttled all along, but a window that began before the tick that first saw the new limit
-    // (10 s) describes the old one: not throttled under the new limit until 30 s.
-    CHECK(policy.seen[1].cpu_throttled == 0);
-    CHECK(policy.seen[2].cpu_throttled == 0);
-    CHECK(policy.seen[3].cpu_throttled == 1);
-    CHECK(policy.seen[4].cpu_throttled == 1);
+
+    // 2.2 cores: the raise suffices.
+    Recording enough;
+    replay(wanting(2.2), enough, true, operator_like);
+    REQUIRE(enough.seen.size() == 5);  // at 0, 10, 20, 30 and 40 s
+    CHECK(enough.seen[0].cpu_throttled == 1);
+    // At 10 s the window holds 0, 5 and 10 s: 2 cores (throttled), then 2.2 under 2.5.
+    CHECK(enough.seen[1].usage.cpu == Approx((2 + 2.2 + 2.2) / 3));
+    // A third of the window throttled, but under the old limit: not counted again.
+    CHECK(enough.seen[1].cpu_throttled == 0);
+    CHECK(enough.seen[2].cpu_throttled == 0);  // 5 to 20 s: all under the new limit
+
+    // 3 cores: the container used all the new limit allowed too, so the window's share counts
+    // before the window has passed.
+    Recording short_of_it;
+    replay(wanting(3), short_of_it, true, operator_like);
+    REQUIRE(short_of_it.seen.size() == 5);
+    CHECK(short_of_it.seen[1].usage.cpu == Approx((2 + 2.5 + 2.5) / 3));
+    CHECK(short_of_it.seen[1].cpu_throttled == 1);
+    CHECK(short_of_it.seen[2].cpu_throttled == 1);
 
     // A cut: what was throttled under the higher limit is throttled under the lower one too.
     Recording cut;
     cut.cpu = 1.5;
-    replay(c, cut, true, operator_like);
+    replay(wanting(3), cut, true, operator_like);
     REQUIRE(cut.seen.size() == 5);
     CHECK(cut.seen[1].cpu_throttled == 1);
     CHECK(cut.seen[1].usage.cpu == Approx((2 + 1.5 + 1.5) / 3));

@@ -107,7 +107,7 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         in.cpu_throttled = throttled ? row[*throttled] : kNaN;
         tracker.step(in);
     }
-    tracker.cpu_limit_raised_at(now);
+    tracker.cpu_limits_unknown_before(now);
     // The phase the pod showed, by its name in this model, goes on showing (since when, if an
     // annotation says so: mode Off writes none).
     const auto shown = label(pod, kPhaseLabel);

@@ -86,13 +86,25 @@ Allocation no_cut(const Allocation& current, Allocation wanted);
 // a cooldown.
 PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before);
 
-// The throttled share measured over the `window` seconds up to `now`, judged under the CPU limit
-// raised at `raised_at`: a window that began before the raise describes a lower limit (counted
-// again after the raise, it would raise the container once more at every tick until the window
-// had passed), so it counts as not throttled. A cut needs no such care: what was throttled under
-// a higher limit is throttled under a lower one too (on generated jobs replayed at the operator's
-// tick, judging after cuts too met 88% of CPU demand instead of 91.5%, docs/savings.md).
-double throttled_under_limit(double share, double now, double window, double raised_at);
+// The CPU of a rate window in which the CPU limit was raised (core-seconds, or core-samples: any
+// unit, the same for all three), split at the latest raise.
+struct CpuWindow {
+    double used = 0;                  // CPU used over the window
+    double allowed_before_raise = 0;  // the most the limits let it use before that raise
+    double allowed_since_raise = 0;   // and since
+};
+
+// The throttled share measured over a rate window that began before the CPU limit was raised,
+// judged under the new limit. Such a window describes the old limit too: counted as it is, it
+// would raise the container once more at every tick until the window had passed. So it counts
+// only where the container used 95% or more of what the new limit allowed, even if it used all
+// the old one allowed: then it was throttled under the new limit too. Else it counts as not
+// throttled. (Set aside whatever the usage, as before, a container raised at every tick by its
+// own capped usage was never seen throttled: a generated job wanting 4 cores crept up from 0.5
+// for 8 minutes at the operator's tick, docs/savings.md.) A window wholly after the raise, or in
+// which the limit was only cut, counts as measured: what was throttled under a higher limit is
+// throttled under a lower one too.
+double throttled_under_limit(double share, const CpuWindow& window);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);
