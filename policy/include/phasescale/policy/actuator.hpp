@@ -100,10 +100,10 @@ struct CpuWindow {
 // only where the container used 95% or more of what the new limit allowed, even if it used all
 // the old one allowed: then it was throttled under the new limit too. Else it counts as not
 // throttled. (Set aside whatever the usage, as before, a container raised at every tick by its
-// own capped usage was never seen throttled: a generated job wanting 4 cores crept up from 0.5
-// for 8 minutes at the operator's tick, docs/savings.md.) A window wholly after the raise, or in
-// which the limit was only cut, counts as measured: what was throttled under a higher limit is
-// throttled under a lower one too.
+// own capped usage was never seen throttled: at the operator's tick a generated job wanting 4
+// cores took 7 minutes to grow from 0.5, now 2, docs/savings.md.) A window wholly after the
+// raise, or in which the limit was only cut, counts as measured: what was throttled under a
+// higher limit is throttled under a lower one too.
 double throttled_under_limit(double share, const CpuWindow& window);
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
