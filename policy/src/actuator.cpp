@@ -56,6 +56,41 @@ double throttled_under_limit(double share, const CpuWindow& window) {
     return used_since >= kSaturated * window.allowed_since_raise ? share : 0;
 }
 
+void CpuLimitHistory::observe(double timestamp, double asked, double applied, double window) {
+    if (limit_ && (asked > limit_->first || applied > limit_->second))
+        raised_ = {ticks_.back().first, timestamp};
+    limit_ = {asked, applied};
+    while (ticks_.size() > 1 && ticks_[1].first <= timestamp - window) ticks_.pop_front();
+    ticks_.emplace_back(timestamp, std::max(asked, applied));
+}
+
+void CpuLimitHistory::unknown_before(double timestamp) {
+    unknown_before_ = timestamp;
+    raised_ = {timestamp, timestamp};
+}
+
+double CpuLimitHistory::judge(double share, double usage, double window) const {
+    if (ticks_.empty()) return share;
+    const double now = ticks_.back().first, from = now - window;
+    const auto [raised_after, raise_seen] = raised_;
+    if (from >= raise_seen) return share;  // one limit since the window began
+    // Limits before the window's ticks, or before a restart, are not known: not judged.
+    if (from < std::max(ticks_.front().first, unknown_before_)) return 0;
+    return throttled_under_limit(
+        share, {usage * window, allowed(from, raised_after), allowed(raised_after, now)});
+}
+
+double CpuLimitHistory::allowed(double from, double to) const {
+    double allowed = 0;
+    for (std::size_t i = 1; i < ticks_.size(); ++i) {
+        const double begin = std::max(from, ticks_[i - 1].first);
+        const double end = std::min(to, ticks_[i].first);
+        if (end > begin)
+            allowed += (end - begin) * std::max(ticks_[i - 1].second, ticks_[i].second);
+    }
+    return allowed;
+}
+
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {
     return last_resize && now < *last_resize + cooldown_s;
 }

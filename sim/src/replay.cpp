@@ -123,34 +123,29 @@ policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
 
 // What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage and the
 // throttled share averaged over the rate window before it (rates), the share judged under the
-// limit in force (throttled_under_limit, from the limits each sample of the window ran under),
-// memory at the tick (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM
-// kill if one happened since the tick before (the container's last termination).
+// limit in force as the operator's tracker judges it (policy::CpuLimitHistory), memory at the tick
+// (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM kill if one
+// happened since the tick before (the container's last termination).
 class AtTick {
 public:
     explicit AtTick(double window) : window_(window) {}
     void add(const policy::Sample& observed) {
-        if (!seen_.empty() && observed.limit.cpu > seen_.back().limit.cpu)
-            raised_at_ = observed.timestamp;
         seen_.push_back(observed);
         oom_killed_ = oom_killed_ || observed.oom_killed;
     }
     policy::Sample observe(policy::Sample latest) {
         while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - window_)
             seen_.pop_front();
-        double throttled = 0;
-        policy::CpuWindow cpu;
+        double cpu = 0, throttled = 0;
         for (const policy::Sample& s : seen_) {
-            cpu.used += s.usage.cpu;
+            cpu += s.usage.cpu;
             throttled += s.cpu_throttled;
-            (s.timestamp < raised_at_ ? cpu.allowed_before_raise : cpu.allowed_since_raise) +=
-                s.limit.cpu;
         }
         const auto n = static_cast<double>(seen_.size());
-        latest.usage.cpu = cpu.used / n;
-        latest.cpu_throttled = seen_.front().timestamp < raised_at_
-                                   ? policy::throttled_under_limit(throttled / n, cpu)
-                                   : throttled / n;
+        latest.usage.cpu = cpu / n;
+        // The replay's limit is applied as soon as it is asked for.
+        limits_.observe(latest.timestamp, latest.limit.cpu, latest.limit.cpu, window_);
+        latest.cpu_throttled = limits_.judge(throttled / n, latest.usage.cpu, window_);
         latest.oom_killed = oom_killed_;
         oom_killed_ = false;
         return latest;
@@ -159,8 +154,7 @@ public:
 private:
     double window_;
     std::deque<policy::Sample> seen_;  // the observed samples of the window
-    // The first sample under the latest raise of the CPU limit.
-    double raised_at_ = -std::numeric_limits<double>::infinity();
+    policy::CpuLimitHistory limits_;   // at the ticks of the window
     bool oom_killed_ = false;
 };
 

@@ -203,19 +203,21 @@ TEST_CASE("replay at the operator's tick: one observation per tick, every sample
 
 TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under the new limit",
           "[sim]") {
+    // Asks for the 2 cores the container starts with, then from the tick at 20 s for `cpu`.
     struct Recording : policy::Recommender {
-        double cpu = 2.5;  // what it asks for
+        double cpu = 2.5;
         std::vector<policy::Sample> seen;
         void observe(const policy::Sample& s) override { seen.push_back(s); }
         std::optional<policy::Allocation> recommend(const policy::Sample*) override {
-            return policy::Allocation{{cpu, 1 * GiB}, {cpu, 1 * GiB}};
+            const double asked = seen.back().timestamp >= 20 ? cpu : 2;
+            return policy::Allocation{{asked, 1 * GiB}, {asked, 1 * GiB}};
         }
     };
-    // `wanted` cores throughout, from a limit of 2, raised to 2.5 after the first tick.
+    // `wanted` cores throughout, every 5 s.
     const auto wanting = [](double wanted) {
         Container c;
         c.original = {2, 1 * GiB};
-        for (int t = 0; t <= 40; t += 5) {
+        for (int t = 0; t <= 60; t += 5) {
             c.timestamps.push_back(t);
             c.usage.push_back({wanted, 0.5 * GiB});
         }
@@ -226,33 +228,31 @@ TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under
     operator_like.rate_window_s = 20;
     operator_like.min_change = 0;
 
-    // 2.2 cores: the raise suffices.
+    // 2.2 cores: the raise to 2.5, in force from 25 s, suffices.
     Recording enough;
     replay(wanting(2.2), enough, true, operator_like);
-    REQUIRE(enough.seen.size() == 5);  // at 0, 10, 20, 30 and 40 s
-    CHECK(enough.seen[0].cpu_throttled == 1);
-    // At 10 s the window holds 0, 5 and 10 s: 2 cores (throttled), then 2.2 under 2.5.
-    CHECK(enough.seen[1].usage.cpu == Approx((2 + 2.2 + 2.2) / 3));
-    // A third of the window throttled, but under the old limit: not counted again.
-    CHECK(enough.seen[1].cpu_throttled == 0);
-    CHECK(enough.seen[2].cpu_throttled == 0);  // 5 to 20 s: all under the new limit
+    REQUIRE(enough.seen.size() == 7);  // at 0, 10, ..., 60 s
+    CHECK(enough.seen[2].cpu_throttled == 1);
+    // At 30 s the window holds 15 to 30 s: 2 cores (throttled), then 2.2 under 2.5.
+    CHECK(enough.seen[3].usage.cpu == Approx((2 + 2 + 2.2 + 2.2) / 4));
+    // Half the window throttled, but under the old limit: not counted again.
+    CHECK(enough.seen[3].cpu_throttled == 0);
 
-    // 3 cores: the container used all the new limit allowed too, so the window's share counts
-    // before the window has passed.
+    // 3 cores: the container used all the new limit allowed too (as the operator bounds it: the
+    // raise begun at the tick before the one that saw it), so the window's share counts at once.
     Recording short_of_it;
     replay(wanting(3), short_of_it, true, operator_like);
-    REQUIRE(short_of_it.seen.size() == 5);
-    CHECK(short_of_it.seen[1].usage.cpu == Approx((2 + 2.5 + 2.5) / 3));
-    CHECK(short_of_it.seen[1].cpu_throttled == 1);
-    CHECK(short_of_it.seen[2].cpu_throttled == 1);
+    REQUIRE(short_of_it.seen.size() == 7);
+    CHECK(short_of_it.seen[3].usage.cpu == Approx((2 + 2 + 2.5 + 2.5) / 4));
+    CHECK(short_of_it.seen[3].cpu_throttled == 1);
 
     // A cut: what was throttled under the higher limit is throttled under the lower one too.
     Recording cut;
     cut.cpu = 1.5;
     replay(wanting(3), cut, true, operator_like);
-    REQUIRE(cut.seen.size() == 5);
-    CHECK(cut.seen[1].cpu_throttled == 1);
-    CHECK(cut.seen[1].usage.cpu == Approx((2 + 1.5 + 1.5) / 3));
+    REQUIRE(cut.seen.size() == 7);
+    CHECK(cut.seen[3].cpu_throttled == 1);
+    CHECK(cut.seen[3].usage.cpu == Approx((2 + 2 + 1.5 + 1.5) / 4));
 }
 
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",

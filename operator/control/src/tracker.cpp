@@ -79,45 +79,13 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
       safety_margins_(safety_margins(spec)),
       shown_(label_hold_seconds) {}
 
-// The throttled share of the input, as the policy judges it (policy::throttled_under_limit) from
-// the CPU limits of the ticks in its rate window. The limit changes when the kubelet applies it,
-// which its status reports after the spec has asked for it; a tick sees a raise made since the
-// tick before. So a window lies after the raise once it begins at the tick that saw it, and
-// within the window the raise is taken to have begun at the tick before, and between two ticks
-// the higher of their limits to have held: bounds that never take a container for throttled
-// under the new limit where it may not have been.
+// The throttled share of the input, as the policy judges it under the CPU limit in force
+// (policy::CpuLimitHistory, from the limits of the ticks of its rate window).
 double ContainerTracker::cpu_throttled(const TrackerInput& in) {
-    const std::pair<double, double> limit{in.limits.cpu, in.applied_cpu_limit};
-    if (cpu_limit_ && (limit.first > cpu_limit_->first || limit.second > cpu_limit_->second))
-        cpu_limit_raised_ = {cpu_limits_.back().first, in.timestamp};
-    cpu_limit_ = limit;
-    const double from = in.timestamp - in.rate_window;
-    while (cpu_limits_.size() > 1 && cpu_limits_[1].first <= from) cpu_limits_.pop_front();
-    cpu_limits_.emplace_back(in.timestamp, std::max(limit.first, limit.second));
+    cpu_limits_.observe(in.timestamp, in.limits.cpu, in.applied_cpu_limit, in.rate_window);
     // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
     if (!std::isfinite(in.cpu_throttled)) return 0;
-    const double share = std::clamp(in.cpu_throttled, 0.0, 1.0);
-    const auto [raised_after, raise_seen] = cpu_limit_raised_;
-    if (from >= raise_seen) return share;  // one limit since the window began
-    // Limits before the window's ticks, or before a restart, are not known: not judged.
-    if (from < std::max(cpu_limits_.front().first, cpu_limits_unknown_before_)) return 0;
-    policy::CpuWindow window;
-    window.used = in.usage.cpu * in.rate_window;
-    window.allowed_before_raise = allowed_cpu(from, raised_after);
-    window.allowed_since_raise = allowed_cpu(raised_after, in.timestamp);
-    return policy::throttled_under_limit(share, window);
-}
-
-// The most CPU (core-seconds) the limits of the ticks let the container use from `from` to `to`.
-double ContainerTracker::allowed_cpu(double from, double to) const {
-    double allowed = 0;
-    for (std::size_t i = 1; i < cpu_limits_.size(); ++i) {
-        const double begin = std::max(from, cpu_limits_[i - 1].first);
-        const double end = std::min(to, cpu_limits_[i].first);
-        if (end > begin)
-            allowed += (end - begin) * std::max(cpu_limits_[i - 1].second, cpu_limits_[i].second);
-    }
-    return allowed;
+    return cpu_limits_.judge(std::clamp(in.cpu_throttled, 0.0, 1.0), in.usage.cpu, in.rate_window);
 }
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {

@@ -11,7 +11,9 @@
 #include <phasescale/policy/recommender.hpp>
 
 #include <deque>
+#include <limits>
 #include <optional>
+#include <utility>
 
 namespace phasescale::policy {
 
@@ -101,10 +103,41 @@ struct CpuWindow {
 // the old one allowed: then it was throttled under the new limit too. Else it counts as not
 // throttled. (Set aside whatever the usage, as before, a container raised at every tick by its
 // own capped usage was never seen throttled: at the operator's tick a generated job wanting 4
-// cores took 7 minutes to grow from 0.5, now 2, docs/savings.md.) A window wholly after the
-// raise, or in which the limit was only cut, counts as measured: what was throttled under a
+// cores took 7 minutes to grow from 0.5, now under 4, docs/savings.md.) A window wholly after
+// the raise, or in which the limit was only cut, counts as measured: what was throttled under a
 // higher limit is throttled under a lower one too.
 double throttled_under_limit(double share, const CpuWindow& window);
+
+// The CPU limits a container ran under at the ticks of its rate window, to judge a throttled share
+// measured over the window under the limit in force (throttled_under_limit). The operator's
+// tracker and the replay at a tick keep one each. A tick sees a raise made since the tick before
+// (as the kubelet's status reports it, after the spec asked for it). So a window lies after the
+// raise once it begins at the tick that saw it; within the window the raise is taken to have
+// begun at the tick before, and between two ticks the higher of their limits to have held:
+// bounds that never take a container for throttled under a new limit where it may not have been.
+class CpuLimitHistory {
+public:
+    // The limit at a tick, as the pod's spec asks it and as the kubelet reports it applied (0: not
+    // reported); a rise of either is a raise. Once a tick, before judge().
+    void observe(double timestamp, double asked, double applied, double window);
+    // Takes the limits before `timestamp` as not known (an operator that restarted cannot know
+    // those the one before it set): no share whose window began before it is judged throttled.
+    void unknown_before(double timestamp);
+    // The throttled `share` over the `window` seconds up to the latest tick, with the CPU `usage`
+    // (cores, a rate over the same window), as it counts under the limit in force.
+    double judge(double share, double usage, double window) const;
+
+private:
+    double allowed(double from, double to) const;  // core-seconds the ticks' limits allowed
+
+    std::optional<std::pair<double, double>> limit_;  // asked and applied at the latest tick
+    // The higher of the two at each tick of the window, and one before it.
+    std::deque<std::pair<double, double>> ticks_;
+    // The latest raise: after the first of these ticks and by the second.
+    std::pair<double, double> raised_{-kForever, -kForever};
+    double unknown_before_ = -kForever;
+    static constexpr double kForever = std::numeric_limits<double>::infinity();
+};
 
 // True within `cooldown_s` of the last resize (unix or trace seconds).
 bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);

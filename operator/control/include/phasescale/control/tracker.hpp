@@ -2,8 +2,6 @@
 // runs) fed one sample per tick, its stable phase and what it recommends.
 #pragma once
 
-#include <deque>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include <phasescale/model/model.hpp>
+#include <phasescale/policy/actuator.hpp>
 #include <phasescale/policy/phase.hpp>
 
 #include "phasescale/control/spec.hpp"
@@ -107,30 +106,19 @@ public:
     // Restores the shown phase across operator restarts (from the pod's label and annotations).
     void restore_shown(int phase, double since) { shown_.restore(phase, since); }
     // Takes the CPU limits before `timestamp` as not known (history replayed without the limits
-    // it had): a throttled share counts only once its rate window lies wholly after it, unless
-    // the limit was not raised within the window (cpu_throttled).
-    void cpu_limits_unknown_before(double timestamp) {
-        cpu_limits_unknown_before_ = timestamp;
-        cpu_limit_raised_ = {timestamp, timestamp};
-    }
+    // it had): a throttled share counts only once its rate window lies wholly after it
+    // (cpu_throttled).
+    void cpu_limits_unknown_before(double timestamp) { cpu_limits_.unknown_before(timestamp); }
 
 private:
     double cpu_throttled(const TrackerInput& in);
-    double allowed_cpu(double from, double to) const;
 
     std::shared_ptr<const model::PhaseModel> model_;
     policy::PhaseRecommender recommender_;
     std::optional<int> last_restart_count_;
     policy::Margins safety_margins_;  // the spec's
     double memory_before_ = 0;        // the memory usage of the latest sample observed (at_risk)
-    // The CPU limit of the latest input, asked and applied, and when it was last raised: after
-    // the first tick and by the second.
-    std::optional<std::pair<double, double>> cpu_limit_;
-    std::pair<double, double> cpu_limit_raised_{-std::numeric_limits<double>::infinity(),
-                                                -std::numeric_limits<double>::infinity()};
-    // The CPU limit (the higher of the two) at each tick of the rate window, and one before it.
-    std::deque<std::pair<double, double>> cpu_limits_;
-    double cpu_limits_unknown_before_ = -std::numeric_limits<double>::infinity();
+    policy::CpuLimitHistory cpu_limits_;  // at the ticks of the rate window
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
