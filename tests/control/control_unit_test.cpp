@@ -510,14 +510,18 @@ TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[
     }
 }
 
-TEST_CASE("tracker: a throttled share from before the CPU limit changed is not counted again",
-          "[unit]") {
-    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
-    ContainerTracker t(model_ptr(), spec);
-    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+// A tracker at the CRD's defaults (CPU target 0.95).
+ContainerTracker default_tracker() {
+    return ContainerTracker(model_ptr(), parse_spec(pas({{"selector", json::object()}})).spec);
+}
+
+// `in`, a Guaranteed container at its 1 core whose shares average over 60 s (the last 4 ticks of
+// 15 s), through 6 quiet ticks, then 2 throttled in 40% of its CFS periods, which grow it: what
+// the tracker recommends at the last.
+std::optional<policy::Allocation> grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
     in.limits = {1, 2 * GiB};
     in.applied_cpu_limit = 1;
-    in.rate_window = 60;  // the share averages over the last 4 ticks of 15 s
+    in.rate_window = 60;
     for (int i = 0; i < 6; ++i) {
         in.timestamp = 100 + 15 * i;
         t.step(in);
@@ -528,6 +532,14 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
         in.timestamp += 15;
         grown = t.step(in).recommendation;
     }
+    return grown;
+}
+
+TEST_CASE("tracker: a throttled share from before the CPU limit changed is not counted again",
+          "[unit]") {
+    ContainerTracker t = default_tracker();
+    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+    const std::optional<policy::Allocation> grown = grown_after_throttling(t, in);
     REQUIRE(grown);
     REQUIRE(grown->request.cpu >= 1.5);
     // The growth asked for in the spec, then applied by the kubelet a tick later, as its status
@@ -549,22 +561,9 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
 
 TEST_CASE("tracker: a share from before a raise counts once the new limit is used up too",
           "[unit]") {
-    AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
-    ContainerTracker t(model_ptr(), spec);
+    ContainerTracker t = default_tracker();
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
-    in.limits = {1, 2 * GiB};
-    in.applied_cpu_limit = 1;
-    in.rate_window = 60;
-    for (int i = 0; i < 6; ++i) {
-        in.timestamp = 100 + 15 * i;
-        t.step(in);
-    }
-    in.cpu_throttled = 0.4;
-    std::optional<policy::Allocation> grown;
-    for (int i = 0; i < 2; ++i) {
-        in.timestamp += 15;
-        grown = t.step(in).recommendation;
-    }
+    const std::optional<policy::Allocation> grown = grown_after_throttling(t, in);
     REQUIRE(grown);
     REQUIRE(grown->request.cpu >= 1.5);
     // Grown and applied at once, and the container uses all of it: its CPU rate over the window
