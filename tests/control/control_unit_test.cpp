@@ -516,9 +516,9 @@ ContainerTracker default_tracker() {
 }
 
 // `in`, a Guaranteed container at its 1 core whose shares average over 60 s (the last 4 ticks of
-// 15 s), through 6 quiet ticks, then 2 throttled in 40% of its CFS periods, which grow it: what
-// the tracker recommends at the last.
-std::optional<policy::Allocation> grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
+// 15 s), through 6 quiet ticks, then 2 throttled in 40% of its CFS periods, which grow it: the
+// CPU the tracker recommends at the last (1.5x the limit at least).
+double grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
     in.limits = {1, 2 * GiB};
     in.applied_cpu_limit = 1;
     in.rate_window = 60;
@@ -532,23 +532,23 @@ std::optional<policy::Allocation> grown_after_throttling(ContainerTracker& t, Tr
         in.timestamp += 15;
         grown = t.step(in).recommendation;
     }
-    return grown;
+    REQUIRE(grown);
+    REQUIRE(grown->request.cpu >= 1.5);
+    return grown->request.cpu;
 }
 
 TEST_CASE("tracker: a throttled share from before the CPU limit changed is not counted again",
           "[unit]") {
     ContainerTracker t = default_tracker();
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
-    const std::optional<policy::Allocation> grown = grown_after_throttling(t, in);
-    REQUIRE(grown);
-    REQUIRE(grown->request.cpu >= 1.5);
+    const double grown = grown_after_throttling(t, in);
     // The growth asked for in the spec, then applied by the kubelet a tick later, as its status
     // says; the shares of the next ticks still average over the old limit's periods.
-    in.allocated.cpu = in.limits.cpu = grown->request.cpu;
-    const double once_more = 1.5 * grown->request.cpu;
+    in.allocated.cpu = in.limits.cpu = grown;
+    const double once_more = 1.5 * grown;
     for (int i = 0; i < 6; ++i) {  // 4 windows that reach back before it was applied, then one
         in.timestamp += 15;
-        if (i == 1) in.applied_cpu_limit = grown->request.cpu;
+        if (i == 1) in.applied_cpu_limit = grown;
         const TrackerStep s = t.step(in);
         REQUIRE(s.recommendation);
         CHECK(s.recommendation->request.cpu < once_more);
@@ -563,22 +563,20 @@ TEST_CASE("tracker: a share from before a raise counts once the new limit is use
           "[unit]") {
     ContainerTracker t = default_tracker();
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
-    const std::optional<policy::Allocation> grown = grown_after_throttling(t, in);
-    REQUIRE(grown);
-    REQUIRE(grown->request.cpu >= 1.5);
+    const double grown = grown_after_throttling(t, in);
     // Grown and applied at once, and the container uses all of it: its CPU rate over the window
     // is the old limit's, then the new one's, as its ticks show them. It wants more than that
     // too, so the shares of the next ticks grow it again, though their windows reach back before
     // the raise (the test before: a container that does not use the new limit up waits them out).
-    in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown->request.cpu;
+    in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown;
     std::optional<policy::Allocation> again;
     for (int i = 1; i <= 2; ++i) {
         in.timestamp += 15;
-        in.usage.cpu = in.features[0] = ((4 - i) * 1 + i * grown->request.cpu) / 4;
+        in.usage.cpu = in.features[0] = ((4 - i) * 1 + i * grown) / 4;
         again = t.step(in).recommendation;
     }
     REQUIRE(again);
-    CHECK(again->request.cpu >= 1.5 * grown->request.cpu);
+    CHECK(again->request.cpu >= 1.5 * grown);
 }
 
 TEST_CASE("tracker: a throttled share from before the CPU limit was cut counts at once", "[unit]") {
