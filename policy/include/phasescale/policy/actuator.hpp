@@ -88,8 +88,8 @@ Allocation no_cut(const Allocation& current, Allocation wanted);
 // a cooldown.
 PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before);
 
-// The CPU of a rate window in which the CPU limit was raised (core-seconds, or core-samples: any
-// unit, the same for all three), split at the latest raise.
+// The CPU (core-seconds) of a rate window in which the CPU limit was raised, split at the latest
+// raise.
 struct CpuWindow {
     double used = 0;                  // CPU used over the window
     double allowed_before_raise = 0;  // the most the limits let it use before that raise
