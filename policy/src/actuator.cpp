@@ -60,6 +60,7 @@ void CpuLimitHistory::observe(double timestamp, double asked, double applied, do
     if (limit_ && (asked > limit_->first || applied > limit_->second))
         raised_ = {ticks_.back().first, timestamp};
     limit_ = {asked, applied};
+    window_ = window;
     while (ticks_.size() > 1 && ticks_[1].first <= timestamp - window) ticks_.pop_front();
     ticks_.emplace_back(timestamp, std::max(asked, applied));
 }
@@ -69,15 +70,15 @@ void CpuLimitHistory::unknown_before(double timestamp) {
     raised_ = {timestamp, timestamp};
 }
 
-double CpuLimitHistory::judge(double share, double usage, double window) const {
+double CpuLimitHistory::judge(double share, double usage) const {
     if (ticks_.empty()) return share;
-    const double now = ticks_.back().first, from = now - window;
+    const double now = ticks_.back().first, from = now - window_;
     const auto [raised_after, raise_seen] = raised_;
     if (from >= raise_seen) return share;  // one limit since the window began
     // Limits before the window's ticks, or before a restart, are not known: not judged.
     if (from < std::max(ticks_.front().first, unknown_before_)) return 0;
     return throttled_under_limit(
-        share, {usage * window, allowed(from, raised_after), allowed(raised_after, now)});
+        share, {usage * window_, allowed(from, raised_after), allowed(raised_after, now)});
 }
 
 double CpuLimitHistory::allowed(double from, double to) const {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <limits>
 
 namespace phasescale::sim {
 
@@ -145,7 +144,7 @@ public:
         latest.usage.cpu = cpu / n;
         // The replay's limit is applied as soon as it is asked for.
         limits_.observe(latest.timestamp, latest.limit.cpu, latest.limit.cpu, window_);
-        latest.cpu_throttled = limits_.judge(throttled / n, latest.usage.cpu, window_);
+        latest.cpu_throttled = limits_.judge(throttled / n, latest.usage.cpu);
         latest.oom_killed = oom_killed_;
         oom_killed_ = false;
         return latest;

@@ -862,23 +862,23 @@ TEST_CASE("throttling: the limits of the ticks judge a share under the limit in 
     // Ticks every 15 s, shares over 60 s; 1 core, asked up to 1.5 at 45 s, applied by 60 s.
     CpuLimitHistory h;
     for (double t : {0.0, 15.0, 30.0, 45.0}) h.observe(t, t < 45 ? 1 : 1.5, 1, 60);
-    // The window of 45 s reaches back before the first tick: limits not known, not judged.
-    CHECK(h.judge(0.4, 1.5, 60) == 0);
+    // At 45 s the window reaches back before the first tick: limits not known, not judged.
+    CHECK(h.judge(0.4, 1.5) == 0);
     h.observe(60, 1.5, 1.5, 60);
     // The raise applied by 60 s is taken from 45 s on. Before it, at most 1 core to 30 s and the
     // 1.5 asked between 30 and 45 s (52.5 core-seconds); since, 1.5 x 15. A rate of 1.25 cores
     // over the window (75 core-seconds) used that up; 1.2 (72) may not have.
-    CHECK(h.judge(0.4, 1.25, 60) == 0.4);
-    CHECK(h.judge(0.4, 1.2, 60) == 0);
+    CHECK(h.judge(0.4, 1.25) == 0.4);
+    CHECK(h.judge(0.4, 1.2) == 0);
     // Once the window begins at the tick that saw the raise, the share counts as it is.
     for (double t = 75; t <= 120; t += 15) h.observe(t, 1.5, 1.5, 60);
-    CHECK(h.judge(0.4, 1, 60) == 0.4);
+    CHECK(h.judge(0.4, 1) == 0.4);
     // An operator that restarted knows no limit before its first tick.
     h.unknown_before(120);
     h.observe(135, 1.5, 1.5, 60);
-    CHECK(h.judge(0.4, 1.5, 60) == 0);
+    CHECK(h.judge(0.4, 1.5) == 0);
     for (double t = 150; t <= 180; t += 15) h.observe(t, 1.5, 1.5, 60);
-    CHECK(h.judge(0.4, 1, 60) == 0.4);
+    CHECK(h.judge(0.4, 1) == 0.4);
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {

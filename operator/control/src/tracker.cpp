@@ -85,7 +85,7 @@ double ContainerTracker::cpu_throttled(const TrackerInput& in) {
     cpu_limits_.observe(in.timestamp, in.limits.cpu, in.applied_cpu_limit, in.rate_window);
     // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.
     if (!std::isfinite(in.cpu_throttled)) return 0;
-    return cpu_limits_.judge(std::clamp(in.cpu_throttled, 0.0, 1.0), in.usage.cpu, in.rate_window);
+    return cpu_limits_.judge(std::clamp(in.cpu_throttled, 0.0, 1.0), in.usage.cpu);
 }
 
 TrackerStep ContainerTracker::step(const TrackerInput& in) {

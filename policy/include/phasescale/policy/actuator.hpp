@@ -118,19 +118,21 @@ double throttled_under_limit(double share, const CpuWindow& window);
 class CpuLimitHistory {
 public:
     // The limit at a tick, as the pod's spec asks it and as the kubelet reports it applied (0: not
-    // reported); a rise of either is a raise. Once a tick, before judge().
+    // reported); a rise of either is a raise. `window`: the seconds the tick's rates cover. Once a
+    // tick, before judge().
     void observe(double timestamp, double asked, double applied, double window);
     // Takes the limits before `timestamp` as not known (an operator that restarted cannot know
     // those the one before it set): no share whose window began before it is judged throttled.
     void unknown_before(double timestamp);
-    // The throttled `share` over the `window` seconds up to the latest tick, with the CPU `usage`
-    // (cores, a rate over the same window), as it counts under the limit in force.
-    double judge(double share, double usage, double window) const;
+    // The throttled `share` over the latest tick's window, with the CPU `usage` (cores, a rate
+    // over the same window), as it counts under the limit in force.
+    double judge(double share, double usage) const;
 
 private:
     double allowed(double from, double to) const;  // core-seconds the ticks' limits allowed
 
     std::optional<std::pair<double, double>> limit_;  // asked and applied at the latest tick
+    double window_ = 0;                               // and the seconds its rates cover
     // The higher of the two at each tick of the window, and one before it.
     std::deque<std::pair<double, double>> ticks_;
     // The latest raise: after the first of these ticks and by the second.
