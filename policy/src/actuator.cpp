@@ -77,8 +77,10 @@ double CpuLimitHistory::judge(double share, double usage) const {
     if (from >= raise_seen) return share;  // one limit since the window began
     // Limits before the window's ticks, or before a restart, are not known: not judged.
     if (from < std::max(ticks_.front().first, unknown_before_)) return 0;
-    return throttled_under_limit(
-        share, {usage * window_, allowed(from, raised_after), allowed(raised_after, now)});
+    // A window shorter than the time since the tick before may lie wholly after the raise.
+    const double split = std::max(from, raised_after);
+    return throttled_under_limit(share,
+                                 {usage * window_, allowed(from, split), allowed(split, now)});
 }
 
 double CpuLimitHistory::allowed(double from, double to) const {

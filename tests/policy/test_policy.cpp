@@ -881,6 +881,24 @@ TEST_CASE("throttling: the limits of the ticks judge a share under the limit in 
     CHECK(h.judge(0.4, 1) == 0.4);
 }
 
+TEST_CASE("throttling: a share over less than the time since the tick before is judged over it",
+          "[policy]") {
+    // Shares over the last 15 s (one scrape interval), ticks 50 s apart (a sparse trace, or ticks
+    // missed): 1 core, raised to 1.5 between the ticks at 50 and 100 s.
+    CpuLimitHistory h;
+    h.observe(0, 1, 1, 15);
+    h.observe(50, 1, 1, 15);
+    h.observe(100, 1.5, 1.5, 15);
+    // The raise may lie anywhere in the window: all of it is taken at the higher limit. 1.45 cores
+    // used up 95% of 1.5 (counted, where the 50 s since the tick before, at 1.5, were not); 1.4
+    // may not have.
+    CHECK(h.judge(0.4, 1.45) == 0.4);
+    CHECK(h.judge(0.4, 1.4) == 0);
+    // At the next tick the window lies after the raise.
+    h.observe(150, 1.5, 1.5, 15);
+    CHECK(h.judge(0.4, 1) == 0.4);
+}
+
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {
     ActuationOptions o = actuation(1, 0.0);
     o.bounds.min_cpu = 0.5;

@@ -113,7 +113,8 @@ double throttled_under_limit(double share, const CpuWindow& window);
 // tracker and the replay at a tick keep one each. A tick sees a raise made since the tick before
 // (as the kubelet's status reports it, after the spec asked for it). So a window lies after the
 // raise once it begins at the tick that saw it; within the window the raise is taken to have
-// begun at the tick before, and between two ticks the higher of their limits to have held:
+// begun at the tick before (or at the window's start, where that tick lies before it), and
+// between two ticks the higher of their limits to have held:
 // bounds that never take a container for throttled under a new limit where it may not have been.
 class CpuLimitHistory {
 public:
