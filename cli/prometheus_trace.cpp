@@ -73,8 +73,9 @@ CLI::Option* add_prometheus_options(CLI::App* app, PrometheusSource& s, bool req
                              "model will run at (a duration, docs/cli.md: Durations)")
                  ->capture_default_str());
     with_url(app->add_option("--scrape-interval", s.scrape_interval,
-                             "Prometheus' scrape interval: CPU is a rate over max(4 scrapes, STEP) "
-                             "(a duration, docs/cli.md: Durations)")
+                             "Prometheus' scrape interval: CPU is the rate over the latest one "
+                             "(irate) within max(4 scrapes, STEP) (a duration, docs/cli.md: "
+                             "Durations)")
                  ->capture_default_str());
     with_url(app->add_option("--prometheus-timeout", s.timeout,
                              "Timeout of one range query (a duration, docs/cli.md: Durations)")

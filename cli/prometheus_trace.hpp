@@ -29,7 +29,7 @@ struct PrometheusSource {
     std::string since_flag = "--since";  // its name on the command line, for messages
     std::string step = "15s";  // the operator's default --tick: a model learns its history at the
                                // period it runs at
-    std::string scrape_interval = "15s";  // for the rate() window, as the operator's flag
+    std::string scrape_interval = "15s";  // for the rates' window, as the operator's flag
     std::string timeout = "60s";
 };
 

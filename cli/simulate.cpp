@@ -162,17 +162,16 @@ double seconds_option(const std::string& duration, const char* option) {
 }
 
 // --tick and --rate-window, where given, in seconds (the operator's duration grammar). The
-// window is by default the operator's where Prometheus scrapes once a tick, as at its defaults:
-// 4 scrape intervals; never less than a tick, as the operator's.
+// window is by default what the operator's rates cover where Prometheus scrapes once a tick, as
+// at its defaults: a scrape interval (prom::rate_span).
 void apply_tick(const SimulateArgs& a, policy::ActuationOptions& actuation) {
     if (a.tick.empty()) {
         if (!a.rate_window.empty()) throw UsageError("--rate-window needs --tick");
         return;
     }
     actuation.tick_s = seconds_option(a.tick, "--tick");
-    actuation.rate_window_s = std::max(
-        actuation.tick_s, a.rate_window.empty() ? 4 * actuation.tick_s
-                                                : seconds_option(a.rate_window, "--rate-window"));
+    actuation.rate_window_s =
+        a.rate_window.empty() ? actuation.tick_s : seconds_option(a.rate_window, "--rate-window");
 }
 
 std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {
@@ -396,15 +395,16 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--tick", a->tick,
                     "Replay at the operator's --tick (its default: 15s): causal policies observe "
                     "one sample per tick, as Prometheus reports it (CPU usage and throttling "
-                    "averaged over --rate-window, memory at the tick, an OOM kill since the tick "
-                    "before), and decide only then; every sample is scored all the same (memory "
-                    "over the limit between two ticks kills). --delay then counts ticks. "
-                    "Default: every sample")
+                    "averaged over the --rate-window before it, memory at the tick, an OOM kill "
+                    "since the tick before), and decide only then; every sample is scored all the "
+                    "same (memory over the limit between two ticks kills). --delay then counts "
+                    "ticks. Default: every sample")
         ->type_name("DURATION");
     app->add_option("--rate-window", a->rate_window,
-                    "With --tick: the rate() window CPU usage and throttling are averaged over, "
-                    "at least a tick (the operator's max(4 scrape intervals, --tick); default 4 "
-                    "ticks, as where Prometheus scrapes once a tick, at the operator's defaults)")
+                    "With --tick: the seconds before a tick that CPU usage and throttling are "
+                    "averaged over (the operator's: its --scrape-interval, which its default "
+                    "queries' irate() covers; default a tick, as where Prometheus scrapes once a "
+                    "tick, at the operator's defaults)")
         ->type_name("DURATION");
     app->add_option("--horizon", s.phase.horizon_s,
                     "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")

@@ -144,7 +144,8 @@ std::variant<Settings, int> read_flags(int argc, char** argv) {
         ->capture_default_str();
     app.add_option(
            "--scrape-interval", scrape,
-           "Prometheus' scrape interval of the cAdvisor metrics: the rate() window; a --tick "
+           "Prometheus' scrape interval of the cAdvisor metrics: CPU usage and throttling are "
+           "rates over the latest one (irate), found within max(4 scrapes, --tick); a --tick "
            "shorter than it is warned about (a duration, docs/cli.md: Durations)")
         ->capture_default_str();
     app.add_option("--phase-label-hold", phase_label_hold,

@@ -178,8 +178,9 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     Scorer scorer(initial);
     std::vector<double> observed_features;
     // Every sample observed: a window of one sample, which observe() leaves as it is.
-    AtTick at_tick(options.tick_s > 0 && causal ? std::max(options.rate_window_s, options.tick_s)
-                                                : 0);
+    AtTick at_tick(!(options.tick_s > 0 && causal) ? 0
+                   : options.rate_window_s > 0     ? options.rate_window_s
+                                                   : options.tick_s);
     double next_tick = c.timestamps.empty() ? 0 : c.timestamps.front();
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;

@@ -431,7 +431,8 @@ TEST_CASE("simulate --tick observes a trace as the operator does, once per tick"
     REQUIRE(simulate({"--cooldown", "0", "--tick", "30s"}, "tick.json").code == 0);
     const nlohmann::json tick = nlohmann::json::parse(read_file(dir / "tick.json"));
     CHECK(tick["settings"]["tick_seconds"] == 30);
-    CHECK(tick["settings"]["rate_window_seconds"] == 120);  // 4 ticks, as the operator's default
+    // A tick: the scrape interval the operator's rates cover, where Prometheus scrapes once a tick.
+    CHECK(tick["settings"]["rate_window_seconds"] == 30);
     // Without a cooldown, a decision per tick at most: the run's 326 s hold 11 ticks.
     const int resizes = tick["policies"]["window"]["resizes"].get<int>();
     CHECK(resizes > 0);
@@ -446,7 +447,7 @@ TEST_CASE("simulate --tick observes a trace as the operator does, once per tick"
               read_file(dir / "window.json"))["settings"]["rate_window_seconds"] == 60);
     REQUIRE(simulate({"--tick", "30s", "--rate-window", "10s"}, "short.json").code == 0);
     CHECK(nlohmann::json::parse(read_file(dir / "short.json"))["settings"]["rate_window_seconds"] ==
-          30);  // a tick at least
+          10);  // a scrape interval shorter than the tick
     const Run alone = simulate({"--rate-window", "1m"}, "alone.json");
     CHECK(alone.code == 2);
     CHECK_THAT(alone.err, Catch::Contains("--rate-window needs --tick"));

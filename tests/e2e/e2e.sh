@@ -133,7 +133,7 @@ YAML
 
 # Risks under an hour of cooldown. A pod throttled at its CPU limit (KWOK runs no cgroups: its
 # cAdvisor CFS counters are served below): grown 1.5x at once, and only once per throttled run,
-# not again while Prometheus' rate window still averages over the old limit's periods. A pod
+# not again while the rate of the latest scrape still covers the old limit's periods. A pod
 # OOM-killed after its first resize (KWOK never kills: its status says so below): its memory
 # grows at once.
 kubectl create namespace e2e-risk > /dev/null
@@ -413,7 +413,7 @@ check "VPA: that pod is left alone (no label), the other one tracked" test \
        sed 's/solo=[^,]*/solo=labelled/')" == "bert-worker=none,solo=labelled"
 check "VPA: status podsTracked is 1" test "$(pas_tracked e2e-vpa)" == 1
 # burst grew 1 -> 1.5 -> 2.25 cores within its hour of cooldown, and no further: a growth once
-# per throttled run (two throttled samples after the rate window), no cut after it.
+# per throttled run (two throttled samples under the limit in force), no cut after it.
 burst_cpu() { kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.cpu}' | millicores; }
 check "throttled: the CPU limit grew 1.5x twice within the cooldown (1 -> 2.25 cores)" test "$(burst_cpu)" == 2250
 check "throttled: never above 2.25 cores (limits seen: $(sort -un "$work/burst-limits" | paste -sd' '))" \
@@ -494,13 +494,14 @@ compare() {  # compare MODE REFERENCE [awk -v ...]
 }
 # (1) Phase labels against `phasescale predict`. The label at wall time w shows what the
 # operator inferred from Prometheus' latest samples, which trail the trace time T of w by: the
-# scrape interval (1 s = 1 sample), the CPU rate window (4 scrapes), the tick (1 s), the debounce
-# (2 samples) and the label patch and our poll (< 1 s): about 9 samples, so a label must occur in
-# predict's phases within LAG = 12 samples (180 trace s: those 9, and 3 for the label being held
-# while a flickering next phase waits out its debounce) before T; LEAD = 1 sample (15 s) for
+# scrape interval (1 s = 1 sample), the CPU rate (the latest scrape), the tick (1 s), the debounce
+# (2 samples) and the label patch and our poll (< 1 s): about 6 samples, so a label must occur in
+# predict's phases within LAG = 12 samples (180 trace s: those 6, 3 for the label being held
+# while a flickering next phase waits out its debounce, and 3 more, as when the CPU rate covered
+# 4 scrapes) before T; LEAD = 1 sample (15 s) for
 # the exporters' start being taken a little before they start. The operator's first WARMUP
 # seconds are only counted, not checked: its trackers start empty, and until the model's history
-# (3 samples), the rate window (4) and the debounce (2) hold only its own samples its phase can
+# (3 samples), the rate (1) and the debounce (2) hold only its own samples its phase can
 # differ from predict's (seen: one pod labelled a phase predict never shows there, for ~10 s).
 "$cli" predict --model default --trace "$work/trace.csv" --out "$work/predict.csv"
 warmup=${PHASESCALE_E2E_WARMUP:-15}
@@ -513,8 +514,9 @@ grep -v '^phase [0-9]' "$work/phase-compare.txt" | head -n 20 || true
 echo "phase labels: $phase_result (observations after the warm-up, matched, largest lag in trace s, mismatches in the warm-up)"
 read -r _ phase_seen phase_matched _ _ <<< "$phase_result"
 check "phase labels seen after the warm-up (>= 9 pods x 20 polls)" test "$phase_seen" -ge 180
-# Not every label: the operator classifies a 4 s rate of the CPU counter, predict each sample's
-# usage, and around some transitions the smoothed usage falls in another phase for a few samples
+# Not every label: the operator classifies the CPU counter's rate over the latest scrape (a
+# sample, but read up to a scrape late, or twice), predict each sample's usage, and around some
+# transitions the operator's samples fall in another phase for a few samples
 # (seen: trainer-0 labelled 6 about 6 samples before predict's 6, at trace time ~+700 s; 95% of
 # the labels matched in that run, all of them in another).
 check "at least 90% of the phase labels occur in phasescale predict within the debounce lag" \
@@ -545,8 +547,9 @@ same_as_simulate() {  # its per-sample requests integrate to the report's alloca
 check "phasescale simulate --autoscaler replays the three in-place pods" same_as_simulate
 # A resize at wall time w follows Prometheus' samples up to T as above, and the cooldown (3 s)
 # may hold it up to 3 samples more: it must match a simulated request within LAG = 12 samples
-# before T. Sizes: cpu within 15% (the operator sees a 4 s rate of the counter, the simulator
-# each sample's usage, which sets the floor usage x (1 + margin)), memory within 15% (a gauge, as
+# before T. Sizes: cpu within 15% (the operator sees the counter's rate over the latest scrape,
+# read up to a scrape late, the simulator each sample's usage, which sets the floor usage x
+# (1 + margin)), memory within 15% (a gauge, as
 # exact as the trace, but read up to a scrape late, and memory is provisioned for its recent
 # growth carried over the cooldown: a scrape read twice or skipped by a tick changes that growth
 # by a third; seen: 11-14% off at such steps); a resize within them agrees in direction

@@ -202,11 +202,12 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
     CHECK(rate_window(15s, 15s) == 60s);
     CHECK(rate_window(15s, 1s) == 15s);
     CHECK(rate_window(2s, 1s) == 4s);
+    CHECK(rate_span(15s) == 15);  // irate(): the latest scrape interval within the window
     CHECK(promql_duration(60s) == "60s");
     CHECK(promql_duration(1500ms) == "1500ms");
     CHECK_THROWS_AS(promql_duration(0ms), ConfigError);
     CHECK(q.render("cpu.usage.cores", "team-a", 60s) ==
-          R"(sum by (namespace, pod, container) (rate()"
+          R"(sum by (namespace, pod, container) (irate()"
           R"(container_cpu_usage_seconds_total{namespace="team-a", container!="", )"
           R"(container!="POD"}[60s])))");
     CHECK(q.render("mem.working.set", "team-a", 60s) ==
@@ -215,9 +216,9 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
           R"(container!="POD"}))");
     q.set_template(kThrottledFeature, kDefaultThrottledTemplate);  // as the operator does
     CHECK(q.render("cpu.throttled.share", "team-a", 60s) ==
-          R"(sum by (namespace, pod, container) (rate()"
+          R"(sum by (namespace, pod, container) (irate()"
           R"(container_cpu_cfs_throttled_periods_total{namespace="team-a", container!="", )"
-          R"(container!="POD"}[60s])) / sum by (namespace, pod, container) (rate()"
+          R"(container!="POD"}[60s])) / sum by (namespace, pod, container) (irate()"
           R"(container_cpu_cfs_periods_total{namespace="team-a", container!="", )"
           R"(container!="POD"}[60s])))");
     CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);

@@ -253,6 +253,21 @@ TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under
     REQUIRE(cut.seen.size() == 7);
     CHECK(cut.seen[3].cpu_throttled == 1);
     CHECK(cut.seen[3].usage.cpu == Approx((2 + 2 + 1.5 + 1.5) / 4));
+
+    // A window shorter than the tick (the operator's irate() over the latest scrape, where a tick
+    // spans several) sees only the tick's end: 0.1 x t cores wanted, 10 asked from 20 s.
+    Container rising = wanting(0);
+    for (std::size_t i = 0; i < rising.usage.size(); ++i)
+        rising.usage[i].cpu = 0.1 * rising.timestamps[i];
+    Recording raised;
+    raised.cpu = 10;
+    policy::ActuationOptions one_scrape = operator_like;
+    one_scrape.rate_window_s = 5;
+    replay(rising, raised, true, one_scrape);
+    REQUIRE(raised.seen.size() == 7);
+    CHECK(raised.seen[1].usage.cpu == Approx(1));      // the sample at 10 s alone
+    CHECK(raised.seen[4].usage.cpu == Approx(4));      // at 40 s, not (3.5 + 4) / 2
+    CHECK(raised.seen[2].cpu_throttled == Approx(0));  // 2 cores at 20 s, under the limit of 2
 }
 
 TEST_CASE("a Scorer fed allocations made elsewhere scores them as replay scores a policy's",

@@ -817,9 +817,7 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         TrackerInput in =
             tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
         if (node != node_sizes_.end()) in.node_capacity = node->second.capacity;
-        in.rate_window = std::chrono::duration<double>(
-                             prom::rate_window(options_.tick, options_.scrape_interval))
-                             .count();
+        in.rate_window = prom::rate_span(options_.scrape_interval);
         const auto started = std::chrono::steady_clock::now();
         TrackerStep step;
         try {

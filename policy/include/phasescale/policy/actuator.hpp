@@ -37,7 +37,7 @@ struct ActuationOptions {
     // sample is scored all the same: memory over the limit between two ticks is an OOM kill.
     double tick_s = 0;
     // With a tick: the seconds before it that CPU usage and the throttled share are averaged over,
-    // as rates (the operator's rate() window, max(4 scrape intervals, --tick)); 0: the tick.
+    // as rates (what the operator's cover: a scrape interval, prom::rate_span); 0: the tick.
     double rate_window_s = 0;
 };
 

@@ -63,7 +63,7 @@ struct TrackerInput {
     policy::Amount allocated;      // the container's current requests
     policy::Amount limits;         // and limits (0: none)
     double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
-    double rate_window = 0;        // the seconds that share (a rate) is averaged over
+    double rate_window = 0;        // the seconds that share (a rate) covers (prom::rate_span)
     double applied_cpu_limit = 0;  // the CPU limit the kubelet reports applied (0: not reported)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled
