@@ -92,9 +92,9 @@ fi
 # user would give such a job on the 2-core machine they were recorded on.
 torch_runs=$(ls "$torch"/dev*.csv | paste -sd, -)
 run torch-folds --trace "$torch_runs" --folds 6 --phases 6 --epochs 50 --static-cpu 2 --static-memory 4Gi
-# The same, as the operator sees them at its defaults (--tick 15s, a rate window of 60 s): every
-# policy observes and decides once per tick (CPU and throttling averaged over the window, memory
-# at the tick), and every 2 s sample is scored (memory over the limit between two ticks kills).
+# The same, as the operator sees them at its defaults (--tick 15s, CPU and throttling over the
+# latest 15 s scrape): every policy observes and decides once per tick (memory at the tick), and
+# every 2 s sample is scored (memory over the limit between two ticks kills).
 run torch-folds-tick-15s --trace "$torch_runs" --folds 6 --phases 6 --epochs 50 \
   --static-cpu 2 --static-memory 4Gi --tick 15s
 # The same runs scored by the shipped default model's recipe (scripts/train-default-model.sh)
