@@ -31,8 +31,9 @@ inline constexpr std::string_view kThrottledFeature = "cpu.throttled.share";
 // CPU cores used over the latest scrape interval (irate(): the last two scrapes within the
 // window). A rate over the whole window would average a container's bursts away: at the
 // operator's tick, the policy then met 89.2% of CPU demand on AI4DL's sample.csv and 93.2% on
-// generated jobs, 94.1% and 95% with a scrape interval's (docs/savings.md). It is also what the
-// phase model was trained on, one trace sample's usage.
+// generated jobs, 94.1% and 95% with a scrape interval's (measured with CPU down to a quarter per
+// resize, before cpu_keep 0.5; docs/savings.md). It is also what the phase model was trained on,
+// one trace sample's usage.
 inline constexpr std::string_view kDefaultCpuTemplate =
     R"(sum by (namespace, pod, container) (irate(container_cpu_usage_seconds_total{)"
     R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
