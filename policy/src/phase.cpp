@@ -96,12 +96,16 @@ Amount PhaseRecommender::model_amount(int phase) const {
             statistic(s.usage[memory_column_], options_.memory_quantile)};
 }
 
+// The phase's statistics: the model's until this container has `adapt_samples` samples in it, then
+// its own quantiles there; while a visit has fewer than `first_resize_samples` (too few for a
+// quantile), those of its recent samples, whatever their phase.
 Amount PhaseRecommender::phase_amount(int phase) const {
-    const std::size_t own = seen_in_phase_[static_cast<std::size_t>(phase)].size();
-    const bool own_enough =
-        options_.adapt_samples > 0 && own >= static_cast<std::size_t>(options_.adapt_samples);
+    const Ring<Amount>& own = seen_in_phase_[static_cast<std::size_t>(phase)];
+    const bool own_enough = options_.adapt_samples > 0 &&
+                            own.size() >= static_cast<std::size_t>(options_.adapt_samples);
     if (!options_.no_model && !own_enough) return model_amount(phase);
-    return own_quantiles(seen_in_phase_[static_cast<std::size_t>(phase)]).value_or(Amount{});
+    const bool too_few = own.size() < options_.first_resize_samples;
+    return own_quantiles(too_few ? seen_recently_ : own).value_or(Amount{});
 }
 
 // This container's CPU and memory quantiles over samples of its own; none without samples.

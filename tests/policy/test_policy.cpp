@@ -372,6 +372,26 @@ TEST_CASE("phase: in no known phase, its own quantiles over its recent samples a
     CHECK(a.request.memory == Approx(2 * GiB));
 }
 
+TEST_CASE("phase: a visit of fewer samples than a first resize takes its recent samples' quantiles",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.cpu_quantile = 1;
+    o.first_resize_samples = 3;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    for (int i = 0; i < 3; ++i) feed(1.5, 3 * GiB);
+    REQUIRE(r.phase() == 1);
+    // Phase 0 from its second sample (debounce 2): two samples of its own are too few for a
+    // quantile, so the recent samples' maximum (1.5 cores) holds; at the third, its own (0.5).
+    feed(0.5, 0.5 * GiB);
+    const Allocation second = *feed(0.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    CHECK(second.request.cpu == Approx(1.5));
+    CHECK(feed(0.5, 0.5 * GiB)->request.cpu == Approx(0.5));
+}
+
 TEST_CASE("phase: before the first phase, nothing is recommended (the allocation stays)",
           "[policy][phase]") {
     model::PhaseModel m = two_phase_model();
