@@ -31,6 +31,9 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
 constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 // A phase's rise from the model's statistics never multiplies memory by more than this.
 constexpr double kLargestPhaseStep = 4;
+// A container throttled in at least this share of its CPU periods wants more than its limit
+// throughout, not in bursts.
+constexpr double kMostPeriods = 0.5;
 
 // The quantile q of one resource over a container's own samples (0 without any).
 double own_quantile(const Ring<Amount>& seen, double Amount::*resource, double q) {
@@ -181,20 +184,25 @@ void PhaseRecommender::observe(const Sample& sample) {
     }
     const std::size_t run_needed = on_starting_request ? 1 : options_.throttled_samples;
     throttle_floor_ = throttled_run_ >= run_needed
-                          ? throttled_floor(std::max(sample.allocated.cpu, sample.limit.cpu))
+                          ? throttled_floor(std::max(sample.allocated.cpu, sample.limit.cpu),
+                                            sample.cpu_throttled)
                           : 0;
 }
 
-// CPU after samples throttled at `limit`: throttle_growth times it, since a throttled container's
-// demand cannot be seen. But where it ran unthrottled above this limit lately (a cut below a flat
-// demand: at a margin of 0, a 2-core LSTM cut to 1.93 cores and held at 2.9 for a cooldown), that
-// demand is known, and it times (1 + margin) suffices (at equal risk, 7% less CPU on the torch
-// runs of bench/savings.sh, at 95.5% of demand met instead of 96.2%: docs/savings.md). Never more
-// than the growth: the demand of an earlier, busier phase is no reason to give more.
-double PhaseRecommender::throttled_floor(double limit) const {
+// CPU after samples throttled at `limit` (the latest in `share` of its periods): throttle_growth
+// times it, since a throttled container's demand cannot be seen. But where it ran unthrottled
+// above this limit lately (a cut below a flat demand: at a margin of 0, a 2-core LSTM cut to 1.93
+// cores and held at 2.9 for a cooldown), that demand is known, and it times (1 + margin) suffices
+// (at equal risk, 7% less CPU on the torch runs of bench/savings.sh, at 95.5% of demand met
+// instead of 96.2%: docs/savings.md). Never more than the growth: the demand of an earlier, busier
+// phase is no reason to give more. And only where it was throttled in most of its periods, as a
+// flat demand above the limit is: throttled in fewer, it bursts above the limit between the
+// averages that demand was read from, and they do not say how far (a learner waiting 0.5-3 s for
+// data between bursts of two cores averaged 1.3 cores over 15 s; docs/savings.md).
+double PhaseRecommender::throttled_floor(double limit, double share) const {
     const double grown = options_.throttle_growth * limit;
     const std::vector<double> seen = demand_seen_.values();
-    if (seen.empty()) return grown;
+    if (seen.empty() || share < kMostPeriods) return grown;
     const double known = usage_floor(*std::max_element(seen.begin(), seen.end()), 0, cpu_margin());
     return known > limit ? std::min(known, grown) : grown;
 }

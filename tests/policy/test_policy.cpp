@@ -1212,6 +1212,14 @@ TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that dema
     observe(busier, 0.7, 0.7, 1);
     CHECK(observe(busier, 0.7, 0.7, 1) == Approx(1.05));
 
+    // Throttled in fewer than half its periods, it bursts above the limit between samples, and
+    // the 0.8 it showed is an average: the growth (1.05, not 0.88).
+    PhaseRecommender bursty(m, o);
+    observe(bursty, 0.8, 1, 0);
+    observe(bursty, 0.8, 1, 0);
+    observe(bursty, 0.7, 0.7, 0.3);
+    CHECK(observe(bursty, 0.7, 0.7, 0.3) == Approx(1.05));
+
     // Usage within its margin of the limit (0.95 x 1.1 >= 1) may be short of what it wants: no
     // demand known, so throttled at 0.9 it grows to 1.35 (0.95 x 1.1 = 1.045 if it counted).
     PhaseRecommender pinned(m, o);

@@ -135,7 +135,8 @@ struct PhaseOptions {
     // 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on four torch runs
     // of other programs: docs/savings.md.) Where the container ran unthrottled above that limit
     // within its last `recent_samples` samples, its demand is known: CPU then goes back to that
-    // demand times (1 + margin), if that is less (throttled_floor).
+    // demand times (1 + margin), if that is less and it was throttled in most of its periods, as a
+    // flat demand above the limit is (throttled_floor).
     double throttle_growth = 1.5;
     // The growth begins at this many throttled samples in a row (1: at the first). One alone is
     // within what a CPU target allows (5% of samples missed at 0.95) and the online margin
@@ -180,7 +181,7 @@ private:
     double memory_margin() const;
     static double usage_floor(double usage, double headroom, double margin);
     double memory_floor(double usage) const;
-    double throttled_floor(double limit) const;
+    double throttled_floor(double limit, double share) const;
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool shown_working_set() const;
