@@ -196,9 +196,9 @@ void PhaseRecommender::observe(const Sample& sample) {
 // (at equal risk, 7% less CPU on the torch runs of bench/savings.sh, at 95.5% of demand met
 // instead of 96.2%: docs/savings.md). Never more than the growth: the demand of an earlier, busier
 // phase is no reason to give more. And only where it was throttled in most of its periods, as a
-// flat demand above the limit is: throttled in fewer, it bursts above the limit between the
+// flat demand above the limit is: throttled in fewer, it bursts above the limit within the
 // averages that demand was read from, and they do not say how far (a learner waiting 0.5-3 s for
-// data between bursts of two cores averaged 1.3 cores over 15 s; docs/savings.md).
+// data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md).
 double PhaseRecommender::throttled_floor(double limit, double share) const {
     const double grown = options_.throttle_growth * limit;
     const std::vector<double> seen = demand_seen_.values();
