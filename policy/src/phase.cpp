@@ -201,8 +201,9 @@ void PhaseRecommender::observe(const Sample& sample) {
 // data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md).
 double PhaseRecommender::throttled_floor(double limit, double share) const {
     const double grown = options_.throttle_growth * limit;
+    if (share < kMostPeriods) return grown;
     const std::vector<double> seen = demand_seen_.values();
-    if (seen.empty() || share < kMostPeriods) return grown;
+    if (seen.empty()) return grown;
     const double known = usage_floor(*std::max_element(seen.begin(), seen.end()), 0, cpu_margin());
     return known > limit ? std::min(known, grown) : grown;
 }
