@@ -198,14 +198,17 @@ void PhaseRecommender::observe(const Sample& sample) {
 // phase is no reason to give more. And only where it was throttled in most of its periods, as a
 // flat demand above the limit is: throttled in fewer, it bursts above the limit within the
 // averages that demand was read from, and they do not say how far (a learner waiting 0.5-3 s for
-// data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md).
+// data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md). The demand
+// itself must exceed the limit, not only with its margin: a limit set at that demand plus its
+// margin and throttled wants more than it ever showed (a tokenizer at one core, cut to 1.1, then
+// training at two was held at 1.23 for a tick where it grows 1.5x).
 double PhaseRecommender::throttled_floor(double limit, double share) const {
     const double grown = options_.throttle_growth * limit;
     if (share < kMostPeriods) return grown;
     const std::vector<double> seen = demand_seen_.values();
     if (seen.empty()) return grown;
-    const double known = usage_floor(*std::max_element(seen.begin(), seen.end()), 0, cpu_margin());
-    return known > limit ? std::min(known, grown) : grown;
+    const double demand = *std::max_element(seen.begin(), seen.end());
+    return demand > limit ? std::min(usage_floor(demand, 0, cpu_margin()), grown) : grown;
 }
 
 // The raw phase of the sample, and the stable phase after the debounce.

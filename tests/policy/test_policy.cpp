@@ -1220,6 +1220,15 @@ TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that dema
     observe(bursty, 0.7, 0.7, 0.3);
     CHECK(observe(bursty, 0.7, 0.7, 0.3) == Approx(1.05));
 
+    // Cut to its demand plus its margin (0.85, between 0.8 and 0.88) and throttled there: it wants
+    // more than it ever showed, so the growth (1.275), not its old demand's 0.88 (which grows
+    // 3.5%, less than a resize's minimum change).
+    PhaseRecommender wants_more(m, o);
+    observe(wants_more, 0.8, 1, 0);
+    observe(wants_more, 0.8, 1, 0);
+    observe(wants_more, 0.85, 0.85, 1);
+    CHECK(observe(wants_more, 0.85, 0.85, 1) == Approx(1.275));
+
     // Usage within its margin of the limit (0.95 x 1.1 >= 1) may be short of what it wants: no
     // demand known, so throttled at 0.9 it grows to 1.35 (0.95 x 1.1 = 1.045 if it counted).
     PhaseRecommender pinned(m, o);
