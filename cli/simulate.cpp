@@ -452,11 +452,12 @@ Command add_simulate_command(CLI::App& parent) {
                     "Phase policy: after samples throttled at the CPU limit, CPU at least this "
                     "factor times that limit (0: off)")
         ->check(CLI::Range(0.0, 1000.0));
-    app->add_option("--throttled-samples", s.phase.throttled_samples,
-                    "Phase policy: throttled samples in a row before the throttle growth (one "
-                    "alone is within the CPU target; the online margin answers it). Before a "
-                    "container's first resize, one is enough: it runs on its starting request")
-        ->check(CLI::Range(1, 1000));
+    app->add_option("--throttled-seconds", s.phase.throttled_seconds,
+                    "Phase policy: seconds throttled in a row before the throttle growth (one "
+                    "2 s sample alone is within the CPU target; the online margin answers it; a "
+                    "sample of a 15 s tick is enough). Before a container's first resize, one "
+                    "throttled sample is enough: it runs on its starting request")
+        ->check(CLI::Range(0.0, 3600.0));
     app->add_flag_callback(
         "--cpu-uncapped", [&s] { s.actuation.cpu_capped_at_limit = false; },
         "Policies observe the trace's CPU demand above the CPU limit, as on KWOK nodes, "

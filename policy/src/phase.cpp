@@ -69,8 +69,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
         throw model::InputError("phase policy: the CPU target fulfilment must be in [0, 1)");
     if (!(options_.cpu_step >= 0) || !(options_.memory_step >= 0))
         throw model::InputError("phase policy: adaptation steps must not be negative");
-    if (options_.throttled_samples < 1)
-        throw model::InputError("phase policy: the throttled samples must be at least 1");
+    if (!(options_.throttled_seconds >= 0))
+        throw model::InputError("phase policy: the throttled seconds must not be negative");
     if (options_.recent_samples < 1)
         throw model::InputError("phase policy: the recent samples must be at least 1");
     if (!(options_.max_growth == 0 || options_.max_growth >= 1))
@@ -141,7 +141,7 @@ void PhaseRecommender::remember(int phase, Amount usage) {
 // misses say nothing about the margin.
 void PhaseRecommender::adapt(const Sample& s) {
     if (options_.cpu_target > 0 && last_cpu_) {
-        const double missed = throttled_run_ > 0 || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+        const double missed = throttled_ || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
         adapted_.cpu =
             std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
                        kLowestAdaptedMargin, kHighestAdaptedMargin);
@@ -157,6 +157,7 @@ void PhaseRecommender::observe(const Sample& sample) {
     seen_recently_.push(sample.usage);
     ++observed_;
     if (observed_ == 1) first_time_ = sample.timestamp;
+    const double interval = sample.timestamp - (observed_ == 1 ? sample.timestamp : latest_time_);
     latest_time_ = sample.timestamp;
     const double memory_before = latest_usage_.memory;
     latest_usage_ = sample.usage;
@@ -165,7 +166,8 @@ void PhaseRecommender::observe(const Sample& sample) {
     // Throttled in more periods than the CPU target allows: its usage is less than it wants.
     const bool throttled =
         sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
-    throttled_run_ = throttled ? throttled_run_ + 1 : 0;
+    throttled_ = throttled;
+    throttled_for_ = throttled ? throttled_for_ + interval : 0;
     // Its usage is what it wants where it was neither throttled in any period nor within its
     // margin of the limit (where a phase that wants more may have begun): throttled_floor's demand.
     demand_seen_.push(at_risk(sample, {cpu_margin(), 0}, 0).cpu ? 0 : sample.usage.cpu);
@@ -182,11 +184,11 @@ void PhaseRecommender::observe(const Sample& sample) {
     if (sample.oom_killed) {
         oom_floor_ = std::max(oom_floor_, options_.oom_bump.after(oom_line(sample)));
     }
-    const std::size_t run_needed = on_starting_request ? 1 : options_.throttled_samples;
-    throttle_floor_ = throttled_run_ >= run_needed
-                          ? throttled_floor(std::max(sample.allocated.cpu, sample.limit.cpu),
-                                            sample.cpu_throttled)
-                          : 0;
+    const bool grows =
+        throttled && (on_starting_request || throttled_for_ >= options_.throttled_seconds);
+    throttle_floor_ = grows ? throttled_floor(std::max(sample.allocated.cpu, sample.limit.cpu),
+                                              sample.cpu_throttled)
+                            : 0;
 }
 
 // CPU after samples throttled at `limit` (the latest in `share` of its periods): throttle_growth

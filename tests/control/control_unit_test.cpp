@@ -491,15 +491,12 @@ TEST_CASE("tracker: CPU throttled at the limit asks for more than the limit", "[
     CHECK(last->request.cpu < 1.5);  // no throttling known: its usage plus the margin at most
     in.cpu_throttled = 0.4;          // 40% of its CFS periods throttled
     in.timestamp += 15;
-    const TrackerStep first = t.step(in);
-    CHECK(first.at_risk.cpu);
-    REQUIRE(first.recommendation);
-    CHECK(first.recommendation->request.cpu < 1.5);  // one such sample is within the target
-    in.timestamp += 15;
+    // A tick's share covers 15 s of throttling, more than the policy's throttled_seconds: the
+    // policy's growth, 1.5 x the limit, at once.
     const TrackerStep throttled = t.step(in);
     CHECK(throttled.at_risk.cpu);
     REQUIRE(throttled.recommendation);
-    CHECK(throttled.recommendation->request.cpu >= 1.5);  // the policy's growth, 1.5 x the limit
+    CHECK(throttled.recommendation->request.cpu >= 1.5);
     // No answer from Prometheus (NaN), or a share out of range, is not taken as throttling.
     for (double share : {std::nan(""), -1.0}) {
         in.timestamp += 15;
@@ -546,14 +543,14 @@ TEST_CASE("tracker: a throttled share from before the CPU limit changed is not c
     // says; the shares of the next ticks still average over the old limit's periods.
     in.allocated.cpu = in.limits.cpu = grown;
     const double once_more = 1.5 * grown;
-    for (int i = 0; i < 6; ++i) {  // 4 windows that reach back before it was applied, then one
+    for (int i = 0; i < 5; ++i) {  // the tick before it was applied, then 4 windows back over it
         in.timestamp += 15;
         if (i == 1) in.applied_cpu_limit = grown;
         const TrackerStep s = t.step(in);
         REQUIRE(s.recommendation);
         CHECK(s.recommendation->request.cpu < once_more);
     }
-    in.timestamp += 15;  // the second throttled share in a row under the new limit
+    in.timestamp += 15;  // the first throttled share wholly under the new limit
     const TrackerStep s = t.step(in);
     REQUIRE(s.recommendation);
     CHECK(s.recommendation->request.cpu >= once_more);

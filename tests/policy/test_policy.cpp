@@ -76,9 +76,10 @@ struct Feed {
 // the CPU recommended after each.
 struct ThrottledFeed {
     double t = 0;
+    double step = 15;  // seconds between samples
     std::vector<double> features = {};
     double operator()(PhaseRecommender& r, double cpu, double limit, double throttled) {
-        Sample s = at(t += 15, cpu, 0.5 * GiB, {limit, GiB});
+        Sample s = at(t += step, cpu, 0.5 * GiB, {limit, GiB});
         s.limit = {limit, GiB};
         s.cpu_throttled = throttled;
         features = {cpu, 0.5 * GiB};
@@ -1149,14 +1150,15 @@ TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth tim
     o.adapt_samples = 0;  // the model's statistics: phase 0's CPU p95 is 0.6
     o.throttle_growth = 1.5;
     ThrottledFeed feed;
+    feed.step = 2;  // a recorder's samples
     auto observe = [&](PhaseRecommender& r, double cpu, double throttled) {
         return feed(r, cpu, 1, throttled);
     };
     PhaseRecommender r(m, o);
     observe(r, 0.5, 0);
     CHECK(observe(r, 0.5, 0) == Approx(0.6));  // phase 0's p95
-    // At its limit of 1, throttled: one such sample is within the target, two in a row ask for
-    // 1.5 x the limit.
+    // At its limit of 1, throttled: one 2 s sample is within the target, two in a row (4 s, more
+    // than throttled_seconds' 3) ask for 1.5 x the limit.
     CHECK(observe(r, 1, 0.5) < 1.5);
     CHECK(observe(r, 1, 0.5) == Approx(1.5));
     CHECK(observe(r, 1, 0.04) < 1.5);  // throttled within the target's 5%: no growth
@@ -1165,15 +1167,22 @@ TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth tim
     CHECK(observe(r, 1, 0.5) == Approx(1.5));
     CHECK(observe(r, 0.5, 0) < 1.5);  // not throttled any more: usage is demand again
 
-    // throttled_samples 1: the growth comes at the first throttled sample.
-    o.throttled_samples = 1;
+    // One sample that covers a 15 s tick, throttled, is throttling for 15 s: the growth at once.
+    feed.step = 15;
+    PhaseRecommender ticked(m, o);
+    observe(ticked, 0.5, 0);
+    observe(ticked, 0.5, 0);
+    CHECK(observe(ticked, 1, 0.5) == Approx(1.5));
+    // throttled_seconds 0: the growth comes at the first throttled sample, however short.
+    feed.step = 2;
+    o.throttled_seconds = 0;
     PhaseRecommender at_first(m, o);
     observe(at_first, 0.5, 0);
     observe(at_first, 0.5, 0);
     CHECK(observe(at_first, 1, 0.5) == Approx(1.5));
-    o.throttled_samples = 0;
+    o.throttled_seconds = -1;
     CHECK_THROWS_AS(PhaseRecommender(m, o), model::InputError);
-    o.throttled_samples = 2;
+    o.throttled_seconds = 3;
 
     // A throttled sample is a miss for the online CPU margin, whatever the usage shows.
     o.throttle_growth = 0;

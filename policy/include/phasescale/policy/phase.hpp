@@ -126,26 +126,29 @@ struct PhaseOptions {
     // After an OOM kill: memory at least oom_bump.after(the OOM line) until the phase changes.
     OomBump oom_bump;
     // After samples throttled at the CPU limit (more than 1 - cpu_target of their periods; any,
-    // without a target; `throttled_samples` in a row): CPU at least this factor times that limit.
-    // Usage stops at the limit, so how much more the container wants cannot be seen; the request
-    // grows geometrically while it is throttled (held for a whole visit, as the OOM bump is, it
-    // cost AI4DL both traces 2.8x the CPU: bench/savings.sh). 0: off. This is also what serves a
-    // start-up that used less CPU than the training after it: training is throttled and raised
-    // within two samples. (Holding CPU at its starting request for the first cooldown instead cost
-    // 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on four torch runs
-    // of other programs: docs/savings.md.) Where the container ran unthrottled above that limit
-    // within its last `recent_samples` samples, its demand is known: CPU then goes back to that
-    // demand times (1 + margin), if that is less and it was throttled in most of its periods, as a
-    // flat demand above the limit is (throttled_floor).
+    // without a target; for `throttled_seconds` in a row): CPU at least this factor times that
+    // limit. Usage stops at the limit, so how much more the container wants cannot be seen; the
+    // request grows geometrically while it is throttled (held for a whole visit, as the OOM bump
+    // is, it cost AI4DL both traces 2.8x the CPU: bench/savings.sh). 0: off. This is also what
+    // serves a start-up that used less CPU than the training after it: training is throttled and
+    // raised within two samples. (Holding CPU at its starting request for the first cooldown
+    // instead cost 2-3% more CPU on generated jobs and AI4DL for no more fulfilment, and 10% on
+    // four torch runs of other programs: docs/savings.md.) Where the container ran unthrottled
+    // above that limit within its last `recent_samples` samples, its demand is known: CPU then goes
+    // back to that demand times (1 + margin), if that is less and it was throttled in most of its
+    // periods, as a flat demand above the limit is (throttled_floor).
     double throttle_growth = 1.5;
-    // The growth begins at this many throttled samples in a row (1: at the first). One alone is
-    // within what a CPU target allows (5% of samples missed at 0.95) and the online margin
-    // answers it; growing 1.5x for a cooldown on each such sample cost 7% more CPU on the torch
-    // runs and 9% on four runs of other programs, for 0.6 and 1.4 points more fulfilment than the
-    // target asks (docs/savings.md). Before its first resize (first_resize_samples) a container
-    // runs on the request it started with, not on an estimate, and its first throttled sample
-    // grows it (waiting for two, torch runs started at 0.5 cores met 94.9% of CPU demand).
-    std::size_t throttled_samples = 2;
+    // The growth begins once the container has been throttled for this many seconds in a row
+    // (each throttled sample counting the time since the sample before). One 2 s sample alone is a
+    // burst within what a CPU target allows (5% of samples missed at 0.95), and the online margin
+    // answers it (growing on each cost the torch runs 4.6% more CPU for 0.4 points more
+    // fulfilment); a sample that covers a whole tick of the operator (15 s) is throttling no
+    // longer brief, and waiting a second tick held a job that turned from one core to two at
+    // 55-60% of its demand for 30 s (docs/savings.md). Before its first resize
+    // (first_resize_samples) a container runs on the request it started with, not on an
+    // estimate, and its first throttled sample grows it (waiting for two, torch runs started at
+    // 0.5 cores met 94.9% of CPU demand).
+    double throttled_seconds = 3;
     // Columns of the model's statistics that hold CPU and memory usage.
     std::string cpu_column = "cpu.usage.cores";
     std::string memory_column = "mem.working.set";
@@ -212,7 +215,8 @@ private:
     Ring<double> demand_seen_;    // their CPU usage, where neither throttled nor at risk (else 0)
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
-    std::size_t throttled_run_ = 0;   // throttled samples in a row, up to the latest (0: not)
+    bool throttled_ = false;          // the latest sample was throttled (throttled_seconds)
+    double throttled_for_ = 0;        // seconds throttled in a row, up to the latest (0: not)
     bool constrained_ = false;        // the latest sample was throttled or its memory at risk
     Margins adapted_;                 // added to the margins by the online risk targets
     std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
