@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
 mkdir -p "$out/extra"
 for run in o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07-bursty \
-  o08-cache o09-ckpt; do
+  o08-cache o09-ckpt o10-sweep o11-ddp o12-prep o13-upload; do
   /usr/bin/python3 "$recorder" --out "$out/$run.csv" --pod "$run" --service torch-dev \
     --interval 2.0 --extra "$out/extra/$run.diag.csv" --log "$out/extra/$run.log" -- \
     /usr/bin/python3 "$here/${run#*-}.py"
