@@ -413,7 +413,7 @@ check "VPA: that pod is left alone (no label), the other one tracked" test \
        sed 's/solo=[^,]*/solo=labelled/')" == "bert-worker=none,solo=labelled"
 check "VPA: status podsTracked is 1" test "$(pas_tracked e2e-vpa)" == 1
 # burst grew 1 -> 1.5 -> 2.25 cores within its hour of cooldown, and no further: a growth once
-# per throttled run (two throttled samples under the limit in force), no cut after it.
+# per throttled run (a tick's throttled share under the limit in force), no cut after it.
 burst_cpu() { kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.limits.cpu}' | millicores; }
 check "throttled: the CPU limit grew 1.5x twice within the cooldown (1 -> 2.25 cores)" test "$(burst_cpu)" == 2250
 check "throttled: never above 2.25 cores (limits seen: $(sort -un "$work/burst-limits" | paste -sd' '))" \
