@@ -202,8 +202,9 @@ void PhaseRecommender::observe(const Sample& sample) {
 // averages that demand was read from, and they do not say how far (a learner waiting 0.5-3 s for
 // data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md). The demand
 // itself must exceed the limit, not only with its margin: a limit set at that demand plus its
-// margin and throttled wants more than it ever showed (a tokenizer at one core, cut to 1.1, then
-// training at two was held at 1.23 for a tick where it grows 1.5x).
+// margin and throttled wants more than it ever showed (a tokenizer that had shown one core, cut to
+// 1.1, then training at two: its demand plus its margin, 1.12, was a growth of 2%, less than a
+// resize's minChange).
 double PhaseRecommender::throttled_floor(double limit, double share) const {
     const double grown = options_.throttle_growth * limit;
     if (share < kMostPeriods) return grown;
