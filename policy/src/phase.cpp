@@ -139,9 +139,9 @@ void PhaseRecommender::remember(int phase, Amount usage) {
 // Moves the container's margins toward its risk targets. CPU is judged against what the policy
 // last recommended, not the allocation in force: while a cooldown holds an old allocation, its
 // misses say nothing about the margin.
-void PhaseRecommender::adapt(const Sample& s) {
+void PhaseRecommender::adapt(const Sample& s, bool throttled) {
     if (options_.cpu_target > 0 && last_cpu_) {
-        const double missed = throttled_ || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
+        const double missed = throttled || s.usage.cpu > *last_cpu_ ? 1.0 : 0.0;
         adapted_.cpu =
             std::clamp(adapted_.cpu + options_.cpu_step * (missed - (1 - options_.cpu_target)),
                        kLowestAdaptedMargin, kHighestAdaptedMargin);
@@ -166,7 +166,6 @@ void PhaseRecommender::observe(const Sample& sample) {
     // Throttled in more periods than the CPU target allows: its usage is less than it wants.
     const bool throttled =
         sample.cpu_throttled > (options_.cpu_target > 0 ? 1 - options_.cpu_target : 0);
-    throttled_ = throttled;
     throttled_for_ = throttled ? throttled_for_ + interval : 0;
     // Its usage is what it wants where it was neither throttled in any period nor within its
     // margin of the limit (where a phase that wants more may have begun): throttled_floor's demand.
@@ -178,7 +177,7 @@ void PhaseRecommender::observe(const Sample& sample) {
         earlier_peak_memory_ =
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);
     recent_memory_.push({sample.timestamp, sample.usage.memory});
-    adapt(sample);
+    adapt(sample, throttled);
     follow_phase(sample);
     // After the phase: a visit that begins with a kill keeps its bump.
     if (sample.oom_killed) {

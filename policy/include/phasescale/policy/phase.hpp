@@ -188,7 +188,7 @@ private:
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool shown_working_set() const;
-    void adapt(const Sample& sample);
+    void adapt(const Sample& sample, bool throttled);
     void follow_phase(const Sample& sample);
     void enter(int phase);
     void remember(int phase, Amount usage);
@@ -215,7 +215,6 @@ private:
     Ring<double> demand_seen_;    // their CPU usage, where neither throttled nor at risk (else 0)
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
-    bool throttled_ = false;          // the latest sample was throttled (throttled_seconds)
     double throttled_for_ = 0;        // seconds throttled in a row, up to the latest (0: not)
     bool constrained_ = false;        // the latest sample was throttled or its memory at risk
     Margins adapted_;                 // added to the margins by the online risk targets
