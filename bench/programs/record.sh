@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the training programs of this folder (shapes the train.py of
 # ../shared/tools/torch-traces/ does not have) under that folder's recorder, one at a time, about
-# 3.5 minutes each (32 minutes in all), into OUTDIR: runs of other programs to judge the policy
+# 3.5 minutes each (46 minutes in all), into OUTDIR: runs of other programs to judge the policy
 # on, as in docs/savings.md. Usage: bash bench/programs/record.sh OUTDIR (from the project root).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
