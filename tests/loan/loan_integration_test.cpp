@@ -539,11 +539,12 @@ TEST_CASE(
             },
             30s, 200ms);
     };
-    auto cached = [&](const std::vector<std::string>& names) {
+    // Until the controller's pod cache holds these pods (or, with present false, no longer does).
+    auto cached = [&](const std::vector<std::string>& names, bool present = true) {
         return wait_until(
             [&] {
                 for (const std::string& n : names)
-                    if (!pods->store().contains(ns.name() + "/" + n)) return false;
+                    if (pods->store().contains(ns.name() + "/" + n) != present) return false;
                 return true;
             },
             30s);
@@ -556,6 +557,9 @@ TEST_CASE(
     // The load drops to one server: inf-1 and inf-2 are loaned, 16 GPUs more, e grows 1 -> 5.
     client.remove(kube::resources::pods, ns.name(), "server-1", kube_test::immediately());
     client.remove(kube::resources::pods, ns.name(), "server-2", kube_test::immediately());
+    // A pass that saw one server gone but not the other would loan one node, then the other: two
+    // /scale writes (1 -> 3 -> 5) where the test counts one.
+    REQUIRE(cached({"server-1", "server-2"}, false));
     client.patch(loan::resources::capacity_loans, "", cl,
                  json{{"spec", {{"inference", {{"requiredServers", 1}}}}}}, kube::PatchType::Merge);
     REQUIRE(passes_until([&] {
