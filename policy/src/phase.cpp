@@ -82,6 +82,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
             "phase policy: the share of a request kept per step must be in [0, 1]");
     if (!(options_.busy_cpu >= 0))
         throw model::InputError("phase policy: the busy CPU must not be negative");
+    if (!(options_.memory_ramp_step >= 0))
+        throw model::InputError("phase policy: the memory ramp step must not be negative");
     // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
     // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
     // for allocations within 0.4% of these on the savings benchmarks).
@@ -380,16 +382,25 @@ double PhaseRecommender::memory_floor(double usage) const {
 }
 
 // One step from the requests in force at most (step_bounded); CPU never below a throttled
-// sample's growth; memory never below an OOM bump nor below the latest usage plus the margin (and
-// memory_min_headroom): a bound that held memory under what the container already uses would
-// kill it for sure. Every recommendation passes here, the operator's and the simulator's alike.
+// sample's growth; memory never below an OOM bump, a ramp's floor (ramp_floor), nor the latest
+// usage plus the margin (and memory_min_headroom): a bound that held memory under what the
+// container already uses would kill it for sure. Every recommendation passes here, the operator's
+// and the simulator's alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
     const double used = memory_floor(latest_usage_.memory);
     const double cpu =
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
-    return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_,
-                                                   shown_working_set() ? 0 : options_.memory_keep),
-                                      oom_floor_, used})});
+    const double keep = shown_working_set() ? 0 : options_.memory_keep;
+    return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_, keep),
+                                      oom_floor_, used, ramp_floor()})});
+}
+
+// While memory ramps, memory_ramp_step times its latest usage, never above the request in force;
+// 0 otherwise.
+double PhaseRecommender::ramp_floor() const {
+    return memory_ramping()
+               ? std::min(memory_in_force_, options_.memory_ramp_step * latest_usage_.memory)
+               : 0;
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request
@@ -406,18 +417,23 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
 // run for a horizon (what it uses then must last until the next resize): a PyTorch job busy at a
 // flat 0.3 GiB for its first 8 s (its imports) needed 2.6 times that next.
 bool PhaseRecommender::shown_working_set() const {
-    if (options_.busy_cpu <= 0 || options_.trend_samples == 0) return false;
+    if (options_.busy_cpu <= 0 || options_.trend_samples < 2) return false;
     const std::vector<Amount> seen = seen_recently_.values();
     if (seen.size() < options_.trend_samples) return false;
     if (latest_time_ - first_time_ < options_.horizon_s) return false;
     const auto last = seen.end() - static_cast<std::ptrdiff_t>(options_.trend_samples);
-    bool growing = true;
-    for (auto a = last; a != seen.end(); ++a) {
+    for (auto a = last; a != seen.end(); ++a)
         if (a->cpu < options_.busy_cpu) return false;
-        if (a != last && !(a->memory > (a - 1)->memory * (1 + options_.memory_noise)))
-            growing = false;
-    }
-    return !growing;
+    return !memory_ramping();
+}
+
+// Whether memory grew (by more than memory_noise) at every one of the last trend_samples samples.
+bool PhaseRecommender::memory_ramping() const {
+    if (options_.trend_samples < 2 || recent_memory_.size() < options_.trend_samples) return false;
+    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+    for (std::size_t i = 1; i < recent.size(); ++i)
+        if (!(recent[i].second > recent[i - 1].second * (1 + options_.memory_noise))) return false;
+    return true;
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted

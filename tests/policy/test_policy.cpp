@@ -43,6 +43,7 @@ PhaseOptions sizing_only() {
     o.cpu_keep = 0;
     o.memory_min_headroom = 0;
     o.memory_spike_factor = 1;
+    o.memory_ramp_step = 0;
     return o;
 }
 
@@ -1042,6 +1043,38 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     // a job busy at a flat level for its first seconds may be importing, not training yet.
     CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(4));         // 45 s
     CHECK(after(0.5, {0.5, 0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(0.5));  // 60 s
+}
+
+TEST_CASE("phase: memory still ramping is not cut below memory_ramp_step times its latest usage",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    // The memory recommended after these samples, at work, from `in_force` GiB.
+    const auto after = [&](std::vector<double> memory, double in_force, double step = 4) {
+        PhaseOptions o;
+        o.memory_ramp_step = step;
+        o.memory_keep = 0;  // only the ramp holds memory up
+        o.memory_min_headroom = 0;
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (double gib : memory) a = feed(0.5, gib * GiB, false, {4, in_force * GiB});
+        REQUIRE(a);
+        return a->request.memory / GiB;
+    };
+    // Growing at every one of its last four samples: four times 1.3 GiB, not the ramp's level.
+    CHECK(after({1.0, 1.1, 1.2, 1.3}, 8) == Approx(5.2));
+    // Never above what is in force: the ramp holds a request, it does not raise one.
+    CHECK(after({1.0, 1.1, 1.2, 1.3}, 4) == Approx(4));
+    // Levelled off (or noise of 0.1%): cut to its level as before.
+    const double levelled = after({1.0, 1.1, 1.3, 1.3}, 8);
+    CHECK(levelled < 2);
+    CHECK(levelled >= 1.3);
+    CHECK(after({1.0, 1.3, 1.3005, 1.301}, 8) < 2);
+    // Off at 0; never negative.
+    CHECK(after({1.0, 1.1, 1.2, 1.3}, 8, 0) < 2);
+    PhaseOptions negative;
+    negative.memory_ramp_step = -1;
+    CHECK_THROWS_AS(PhaseRecommender(m, negative), model::InputError);
 }
 
 TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "[policy][phase]") {

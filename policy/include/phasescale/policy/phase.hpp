@@ -69,6 +69,15 @@ struct PhaseOptions {
     // cooldown away) while the container may not have shown its working set yet. 0: no such
     // bound.
     double memory_keep = 0.5;
+    // While memory ramps (grew by more than `memory_noise` at every one of its last
+    // `trend_samples` samples), it is not cut below this many times its latest usage (nor held
+    // above the request in force): a container still growing has not reached its working set, and
+    // a ramp (loading data, a warm-up) ends in a step as often as it levels off. Cut on the way
+    // up to its latest usage plus the margin and the trend, generated jobs were OOM-killed by
+    // steps of 1.2-2.1x at their ramps' ends (11 of the 41 kills of bench/savings.sh's generated
+    // jobs, for 0.4% more memory; docs/savings.md); the torch runs step 2.7-3.9x as they start.
+    // 0: off.
+    double memory_ramp_step = 4;
     // It has shown it once each of its last `trend_samples` samples used at least this many
     // cores (it is at work: AI4DL's executions idle at 0.01-0.06 cores and a few MiB for minutes
     // before climbing to 800 MiB) and its memory did not grow at every one of them (a loading
@@ -188,6 +197,8 @@ private:
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool shown_working_set() const;
+    bool memory_ramping() const;
+    double ramp_floor() const;
     void adapt(const Sample& sample, bool throttled);
     void follow_phase(const Sample& sample);
     void enter(int phase);
