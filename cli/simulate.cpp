@@ -436,10 +436,12 @@ Command add_simulate_command(CLI::App& parent) {
                     "is provisioned at its median plus this factor times the spike's height "
                     "above it (an evaluation or a checkpoint recurs, not always as high; 1: off)")
         ->check(CLI::Range(0.0, 1000.0));
-    app->add_option("--mem-ramp-step", s.phase.memory_ramp_step,
-                    "Phase policy: memory that grew at every one of its last 4 samples (a ramp) "
-                    "is not cut below this many times its latest usage, nor held above the request "
-                    "in force (a ramp ends in a step as often as it levels off; 0: off)")
+    app->add_option("--mem-next-step", s.phase.memory_next_step,
+                    "Phase policy: until a container has shown its working set, memory is ready "
+                    "for a step of this factor: memory that grew at every one of its last 4 "
+                    "samples (a ramp) is not cut below this many times its latest usage (nor held "
+                    "above the request in force), and one at work at a level for less than the "
+                    "horizon comes down by half or to this many times its usage (0: neither)")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--cpu-keep", s.phase.cpu_keep,
                     "Phase policy: a recommendation never lowers CPU below this share of the "

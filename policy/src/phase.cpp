@@ -82,8 +82,8 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
             "phase policy: the share of a request kept per step must be in [0, 1]");
     if (!(options_.busy_cpu >= 0))
         throw model::InputError("phase policy: the busy CPU must not be negative");
-    if (!(options_.memory_ramp_step >= 0))
-        throw model::InputError("phase policy: the memory ramp step must not be negative");
+    if (!(options_.memory_next_step >= 0))
+        throw model::InputError("phase policy: the memory's next step must not be negative");
     // Bounded, so that a long-running container keeps a fixed footprint: an operator tracking
     // 5,000 containers of 8 phases keeps at most 20 MB of them (256 per phase would be 80 MB,
     // for allocations within 0.4% of these on the savings benchmarks).
@@ -381,26 +381,33 @@ double PhaseRecommender::memory_floor(double usage) const {
                     usage + options_.memory_min_headroom);
 }
 
-// One step from the requests in force at most (step_bounded); CPU never below a throttled
-// sample's growth; memory never below an OOM bump, a ramp's floor (ramp_floor), nor the latest
-// usage plus the margin (and memory_min_headroom): a bound that held memory under what the
-// container already uses would kill it for sure. Every recommendation passes here, the operator's
-// and the simulator's alike.
+// One step from the requests in force at most (step_bounded, memory_hold); CPU never below a
+// throttled sample's growth; memory never below an OOM bump nor below the latest usage plus the
+// margin (and memory_min_headroom): a bound that held memory under what the container already uses
+// would kill it for sure. Every recommendation passes here, the operator's and the simulator's
+// alike.
 Allocation PhaseRecommender::provision(Amount sized) const {
     const double used = memory_floor(latest_usage_.memory);
     const double cpu =
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
-    const double keep = shown_working_set() ? 0 : options_.memory_keep;
-    return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_, keep),
-                                      oom_floor_, used, ramp_floor()})});
+    return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_, 0),
+                                      memory_hold(), oom_floor_, used})});
 }
 
-// While memory ramps, memory_ramp_step times its latest usage, never above the request in force;
-// 0 otherwise.
-double PhaseRecommender::ramp_floor() const {
-    return memory_ramping()
-               ? std::min(memory_in_force_, options_.memory_ramp_step * latest_usage_.memory)
-               : 0;
+// The least memory a resize may leave before the container has shown its working set: half the
+// request in force (memory_keep), and where memory ramps not below memory_next_step times its
+// latest usage either (never above the request in force); at work at a level but not yet for a
+// horizon, half or down to that step, whichever is lower. 0 once it has shown its working set.
+double PhaseRecommender::memory_hold() const {
+    const double kept = options_.memory_keep * memory_in_force_;
+    const double stepped =
+        options_.memory_next_step > 0
+            ? std::min(memory_in_force_, options_.memory_next_step * latest_usage_.memory)
+            : kept;
+    if (memory_ramping()) return std::max(kept, stepped);
+    if (!at_work_level()) return kept;
+    if (latest_time_ - first_time_ >= options_.horizon_s) return 0;  // its working set
+    return std::min(kept, stepped);
 }
 
 // Within [keep, max_growth] times the request in force (none in force: anything): a request
@@ -412,15 +419,14 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
 }
 
 // Whether the container's last trend_samples samples were all at work (busy_cpu) and its memory
-// did not grow (by more than memory_noise) at every one of them: what it uses now is its working
-// set, not the idle start or the loading ramp of a job about to need far more. Not before it has
-// run for a horizon (what it uses then must last until the next resize): a PyTorch job busy at a
-// flat 0.3 GiB for its first 8 s (its imports) needed 2.6 times that next.
-bool PhaseRecommender::shown_working_set() const {
+// did not grow (by more than memory_noise) at every one of them: what it uses now is a level, not
+// the idle start or the loading ramp of a job about to need far more. Once it has also run for a
+// horizon (what it uses then must last until the next resize), that level is its working set: a
+// PyTorch job busy at a flat 0.3 GiB for its first 8 s (its imports) needed 2.6 times that next.
+bool PhaseRecommender::at_work_level() const {
     if (options_.busy_cpu <= 0 || options_.trend_samples < 2) return false;
     const std::vector<Amount> seen = seen_recently_.values();
     if (seen.size() < options_.trend_samples) return false;
-    if (latest_time_ - first_time_ < options_.horizon_s) return false;
     const auto last = seen.end() - static_cast<std::ptrdiff_t>(options_.trend_samples);
     for (auto a = last; a != seen.end(); ++a)
         if (a->cpu < options_.busy_cpu) return false;

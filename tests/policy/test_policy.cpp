@@ -43,7 +43,7 @@ PhaseOptions sizing_only() {
     o.cpu_keep = 0;
     o.memory_min_headroom = 0;
     o.memory_spike_factor = 1;
-    o.memory_ramp_step = 0;
+    o.memory_next_step = 0;
     return o;
 }
 
@@ -1040,18 +1040,20 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     // Without the release, the bound holds too.
     CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0) == Approx(4));
     // Not before it has run for a horizon (samples 15 s apart): an allocation holds that long, and
-    // a job busy at a flat level for its first seconds may be importing, not training yet.
-    CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(4));         // 45 s
+    // a job busy at a flat level for its first seconds may be importing, not training yet. Till
+    // then it is ready for a step of memory_next_step (4) times its level, if that is below half.
+    CHECK(after(0.5, {0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(2));         // 45 s
     CHECK(after(0.5, {0.5, 0.5, 0.5, 0.45, 0.5}, 0.1, 60) == Approx(0.5));  // 60 s
+    CHECK(after(0.5, {1.5, 1.5, 1.45, 1.5}, 0.1, 60) == Approx(4));         // 6 GiB: half
 }
 
-TEST_CASE("phase: memory still ramping is not cut below memory_ramp_step times its latest usage",
+TEST_CASE("phase: memory still ramping is not cut below memory_next_step times its latest usage",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     // The memory recommended after these samples, at work, from `in_force` GiB.
     const auto after = [&](std::vector<double> memory, double in_force, double step = 4) {
         PhaseOptions o;
-        o.memory_ramp_step = step;
+        o.memory_next_step = step;
         o.memory_keep = 0;  // only the ramp holds memory up
         o.memory_min_headroom = 0;
         PhaseRecommender r(m, o);
@@ -1073,7 +1075,7 @@ TEST_CASE("phase: memory still ramping is not cut below memory_ramp_step times i
     // Off at 0; never negative.
     CHECK(after({1.0, 1.1, 1.2, 1.3}, 8, 0) < 2);
     PhaseOptions negative;
-    negative.memory_ramp_step = -1;
+    negative.memory_next_step = -1;
     CHECK_THROWS_AS(PhaseRecommender(m, negative), model::InputError);
 }
 

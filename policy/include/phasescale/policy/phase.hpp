@@ -69,15 +69,6 @@ struct PhaseOptions {
     // cooldown away) while the container may not have shown its working set yet. 0: no such
     // bound.
     double memory_keep = 0.5;
-    // While memory ramps (grew by more than `memory_noise` at every one of its last
-    // `trend_samples` samples), it is not cut below this many times its latest usage (nor held
-    // above the request in force): a container still growing has not reached its working set, and
-    // a ramp (loading data, a warm-up) ends in a step as often as it levels off. Cut on the way
-    // up to its latest usage plus the margin and the trend, generated jobs were OOM-killed by
-    // steps of 1.2-2.1x at their ramps' ends (11 of the 41 kills of bench/savings.sh's generated
-    // jobs, for 0.4% more memory; docs/savings.md); the torch runs step 2.7-3.9x as they start.
-    // 0: off.
-    double memory_ramp_step = 4;
     // It has shown it once each of its last `trend_samples` samples used at least this many
     // cores (it is at work: AI4DL's executions idle at 0.01-0.06 cores and a few MiB for minutes
     // before climbing to 800 MiB) and its memory did not grow at every one of them (a loading
@@ -90,6 +81,17 @@ struct PhaseOptions {
     // MLP run of bench/savings.sh settles at 400.88 MB and then adds 8-12 KiB a sample, which held
     // its 4 GiB start at 2 GiB for a cooldown. A slower climb is the look-ahead's (horizon_s).
     double memory_noise = 0.01;
+    // Until it has shown its working set (busy_cpu), memory is provisioned for a step up of this
+    // factor at once, the largest a phase makes (the torch runs of bench/savings.sh step 2.7-3.9x
+    // as they start). Memory that grew at every one of its last `trend_samples` samples (a
+    // ramp: loading data, a warm-up) is not cut below this many times its latest usage (nor held
+    // above the request in force): a ramp ends in a step as often as it levels off (cut on the way
+    // up, 11 of the 41 OOM kills of bench/savings.sh's generated jobs, steps of 1.2-2.1x at their
+    // ramps' ends). A container at work at a level that has not yet run for `horizon_s` comes
+    // down by half (memory_keep) or further, to this many times its latest usage (4 GiB held at 2
+    // for a minute where programs used 0.3-0.5: 7.6% more memory on 8 short runs of other
+    // programs). docs/savings.md measures both. 0: neither.
+    double memory_next_step = 4;
     // Memory that spiked and came back down (the latest usage times (1 + margin) below the
     // container's own memory quantile) spikes again, and not always as high: an evaluation or a
     // checkpoint recurs, and its size varies. Its own memory estimate is then the median plus
@@ -196,9 +198,9 @@ private:
     double throttled_floor(double limit, double share) const;
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
-    bool shown_working_set() const;
+    bool at_work_level() const;
+    double memory_hold() const;
     bool memory_ramping() const;
-    double ramp_floor() const;
     void adapt(const Sample& sample, bool throttled);
     void follow_phase(const Sample& sample);
     void enter(int phase);
