@@ -66,8 +66,8 @@ struct PhaseOptions {
     std::size_t trend_samples = 4;
     // Memory comes down gradually: a recommendation never goes below this share of the memory
     // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
-    // cooldown away) while the container may not have shown its working set yet. 0: no such
-    // bound.
+    // cooldown away) while the container may not have shown its working set yet, but where it is
+    // at work at a level (memory_next_step). 0: no such bound.
     double memory_keep = 0.5;
     // It has shown it once each of its last `trend_samples` samples used at least this many
     // cores (it is at work: AI4DL's executions idle at 0.01-0.06 cores and a few MiB for minutes
@@ -89,8 +89,8 @@ struct PhaseOptions {
     // up, 11 of the 41 OOM kills of bench/savings.sh's generated jobs, steps of 1.2-2.1x at their
     // ramps' ends). A container at work at a level that has not yet run for `horizon_s` comes
     // down by half (memory_keep) or further, to this many times its latest usage (4 GiB held at 2
-    // for a minute where programs used 0.3-0.5: 7.6% more memory on 8 short runs of other
-    // programs). docs/savings.md measures both. 0: neither.
+    // for a minute where programs used 0.3-0.5 GiB: 5% more memory on thirteen short runs of other
+    // programs, 4.4% on the torch runs). docs/savings.md measures both. 0: neither.
     double memory_next_step = 4;
     // Memory that spiked and came back down (the latest usage times (1 + margin) below the
     // container's own memory quantile) spikes again, and not always as high: an evaluation or a
