@@ -405,7 +405,7 @@ double PhaseRecommender::memory_hold() const {
             ? std::min(memory_in_force_, options_.memory_next_step * latest_usage_.memory)
             : kept;
     if (memory_ramping()) return std::max(kept, stepped);
-    if (!at_work_level()) return kept;
+    if (!at_work()) return kept;  // not ramping: at work, it is at a level
     if (latest_time_ - first_time_ >= options_.horizon_s) return 0;  // its working set
     return std::min(kept, stepped);
 }
@@ -418,19 +418,19 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
     return std::max(wanted, in_force * keep);
 }
 
-// Whether the container's last trend_samples samples were all at work (busy_cpu) and its memory
-// did not grow (by more than memory_noise) at every one of them: what it uses now is a level, not
-// the idle start or the loading ramp of a job about to need far more. Once it has also run for a
-// horizon (what it uses then must last until the next resize), that level is its working set: a
-// PyTorch job busy at a flat 0.3 GiB for its first 8 s (its imports) needed 2.6 times that next.
-bool PhaseRecommender::at_work_level() const {
+// Whether the container's last trend_samples samples were all at work (busy_cpu): not the idle
+// start of a job about to need far more. At work and not ramping, what it uses is a level; once it
+// has also run for a horizon (what it uses then must last until the next resize), that level is
+// its working set: a PyTorch job busy at a flat 0.3 GiB for its first 8 s (its imports) needed 2.6
+// times that next.
+bool PhaseRecommender::at_work() const {
     if (options_.busy_cpu <= 0 || options_.trend_samples < 2) return false;
     const std::vector<Amount> seen = seen_recently_.values();
     if (seen.size() < options_.trend_samples) return false;
     const auto last = seen.end() - static_cast<std::ptrdiff_t>(options_.trend_samples);
     for (auto a = last; a != seen.end(); ++a)
         if (a->cpu < options_.busy_cpu) return false;
-    return !memory_ramping();
+    return true;
 }
 
 // Whether memory grew (by more than memory_noise) at every one of the last trend_samples samples.

@@ -198,7 +198,7 @@ private:
     double throttled_floor(double limit, double share) const;
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
-    bool at_work_level() const;
+    bool at_work() const;
     double memory_hold() const;
     bool memory_ramping() const;
     void adapt(const Sample& sample, bool throttled);
