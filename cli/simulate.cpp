@@ -412,7 +412,7 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--rise-quantile", s.phase.rise_quantile,
                     "Phase policy: memory at least the latest usage times this quantile of how "
                     "far the phase's memory rose within a minute in the model's training "
-                    "executions (0.5, 0.9, 0.95, 0.99 or 1; 0: off)")
+                    "executions, times (1 + the memory margin) (0.5, 0.9, 0.95, 0.99 or 1; 0: off)")
         ->check(CLI::IsMember({0.0, 0.5, 0.9, 0.95, 0.99, 1.0}));
     app->add_option("--mem-step", s.phase.memory_step,
                     "Phase policy: what each OOM kill adds to the container's memory margin")

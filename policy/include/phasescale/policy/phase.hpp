@@ -55,10 +55,10 @@ struct PhaseOptions {
     double likely_next = 0.2;
     // Memory at least the latest usage times this quantile (0.5, 0.9, 0.95, 0.99 or 1) of the
     // phase's rise in the model's statistics: how far memory climbed within a minute of the
-    // phase's training samples (model::kRiseSeconds). 0: off. On the generated jobs of
-    // bench/savings.sh 0.95 cut the OOM kills by a third (91 to 62, most at warm-up ramps) for
-    // 5.4% more memory; on the runs of other programs it changed nothing, on AI4DL's sample.csv
-    // it cost 8.5% (its start-up ramp): docs/savings.md.
+    // phase's training samples (model::kRiseSeconds), times (1 + margin). 0: off. On the generated
+    // jobs of bench/savings.sh 0.95 cut the OOM kills by a third (91 to 62, most at warm-up ramps)
+    // for 5.4% more memory, and the margin on top of it 30 to 8 for 5% more; on the real runs it
+    // cost 0-2% (docs/savings.md).
     double rise_quantile = 0.95;
     // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
     // provisioned for where it will be if it goes on growing at that rate (loading data, filling
