@@ -1048,8 +1048,10 @@ TEST_CASE("phase: memory comes down at once once the container has shown its wor
     CHECK(after(0.5, {1.5, 1.5, 1.45, 1.5}, 0.1, 60) == Approx(4));         // 6 GiB: half
 }
 
-TEST_CASE("phase: memory still ramping is not cut below memory_next_step times its latest usage",
-          "[policy][phase]") {
+TEST_CASE(
+    "phase: memory still ramping is not cut below memory_next_step times its latest usage, nor "
+    "below its growth over those samples times it",
+    "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     // The memory recommended after these samples, at work, from `in_force` GiB.
     const auto after = [&](std::vector<double> memory, double in_force, double step = 4) {
@@ -1068,6 +1070,9 @@ TEST_CASE("phase: memory still ramping is not cut below memory_next_step times i
     CHECK(after({1.0, 1.1, 1.2, 1.3}, 8) == Approx(5.2));
     // Never above what is in force: the ramp holds a request, it does not raise one.
     CHECK(after({1.0, 1.1, 1.2, 1.3}, 4) == Approx(4));
+    // A steeper ramp, 8x over those samples, may go on as steeply: eight times its latest usage.
+    CHECK(after({0.02, 0.05, 0.08, 0.16}, 2) == Approx(1.28));
+    CHECK(after({0.02, 0.05, 0.08, 0.16}, 1) == Approx(1));
     // Levelled off (or noise of 0.1%): cut to its level as before.
     const double levelled = after({1.0, 1.1, 1.3, 1.3}, 8);
     CHECK(levelled < 2);

@@ -84,13 +84,14 @@ struct PhaseOptions {
     // Until it has shown its working set (busy_cpu), memory is provisioned for a step up of this
     // factor at once, the largest a phase makes (the torch runs of bench/savings.sh step 2.7-3.9x
     // as they start). Memory that grew at every one of its last `trend_samples` samples (a
-    // ramp: loading data, a warm-up) is not cut below this many times its latest usage (nor held
-    // above the request in force): a ramp ends in a step as often as it levels off (cut on the way
-    // up, 11 of the 41 OOM kills of bench/savings.sh's generated jobs, steps of 1.2-2.1x at their
-    // ramps' ends). A container at work at a level that has not yet run for `horizon_s` comes
-    // down by half (memory_keep) or further, to this many times its latest usage (4 GiB held at 2
-    // for a minute where programs used 0.3-0.5 GiB: 5% more memory on thirteen short runs of other
-    // programs, 4.4% on the torch runs). docs/savings.md measures both. 0: neither.
+    // ramp: loading data, a warm-up) is not cut below this many times its latest usage, nor below
+    // its growth over those samples times it (nor held above the request in force): a ramp ends
+    // in a step as often as it levels off (cut on the way up, 11 of the 41 OOM kills of
+    // bench/savings.sh's generated jobs, steps of 1.2-2.1x at their ramps' ends). A container at
+    // work at a level that has not yet run for `horizon_s` comes down by half (memory_keep) or
+    // further, to this many times its latest usage (4 GiB held at 2 for a minute where programs
+    // used 0.3-0.5 GiB: 5% more memory on thirteen short runs of other programs, 4.4% on the torch
+    // runs). docs/savings.md measures both. 0: neither.
     double memory_next_step = 4;
     // Memory that spiked and came back down (the latest usage times (1 + margin) below the
     // container's own memory quantile) spikes again, and not always as high: an evaluation or a
@@ -201,6 +202,7 @@ private:
     bool at_work() const;
     double memory_hold() const;
     bool memory_ramping() const;
+    double ramp_growth() const;
     void adapt(const Sample& sample, bool throttled);
     void follow_phase(const Sample& sample);
     void enter(int phase);
