@@ -94,15 +94,19 @@ double CpuLimitHistory::allowed(double from, double to) const {
     return allowed;
 }
 
-bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s) {
-    return last_resize && now < *last_resize + cooldown_s;
+bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldown_s) {
+    return cooldown_start && now < *cooldown_start + cooldown_s;
 }
 
-bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
+bool restarts_cooldown(bool within_cooldown) {
+    return !within_cooldown;
+}
+
+bool cooling_down(std::optional<double> cooldown_start, double now, double cooldown_s,
                   PerResource at_risk, PerResource raised, bool memory_grows) {
     const bool called_for =
         memory_grows || (at_risk.cpu && raised.cpu) || (at_risk.memory && raised.memory);
-    return in_cooldown(last_resize, now, cooldown_s) && !called_for;
+    return in_cooldown(cooldown_start, now, cooldown_s) && !called_for;
 }
 
 Actuator::Actuator(Allocation initial, ActuationOptions options)
@@ -130,17 +134,19 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
     pending_.push_back(wanted);
 }
 
-// Within the cooldown nothing is cut: only more memory, or more of a resource at risk, goes ahead.
+// Within the cooldown nothing is cut: only more memory, or more of a resource at risk, goes ahead,
+// and such a raise does not restart the cooldown (restarts_cooldown).
 void Actuator::apply(const Allocation& wanted, double now) {
     Allocation next = constrain(in_force_, wanted.request, options_.bounds);
-    if (in_cooldown(last_resize_, now, options_.cooldown_s)) next = no_cut(in_force_, next);
+    const bool within_cooldown = in_cooldown(cooldown_start_, now, options_.cooldown_s);
+    if (within_cooldown) next = no_cut(in_force_, next);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
-    if (cooling_down(last_resize_, now, options_.cooldown_s, at_risk_,
+    if (cooling_down(cooldown_start_, now, options_.cooldown_s, at_risk_,
                      raises(in_force_.request, next.request, options_.safety_margins),
                      grows_memory(in_force_.request, next.request, options_.min_change)))
         return;
     in_force_ = next;
-    last_resize_ = now;
+    if (restarts_cooldown(within_cooldown)) cooldown_start_ = now;
     at_risk_ = {};
     ++resizes_;
 }

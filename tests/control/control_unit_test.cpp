@@ -656,7 +656,7 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     PodDecision d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Resize);
     REQUIRE(d.resized.size() == 1);
-    gate.last_resize = 1000;
+    gate.cooldown_start = 1000;
     d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1030);
     CHECK(d.action == Action::Wait);
     CHECK(d.reason == "Cooldown");
@@ -680,9 +680,10 @@ TEST_CASE(
     CHECK(more_memory.memory_grows);
     CHECK_FALSE(a_little_more.memory_grows);
     PodGate gate;
-    gate.last_resize = 1000;
+    gate.cooldown_start = 1000;
     const PodDecision grown = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
     CHECK(grown.action == Action::Resize);
+    CHECK(grown.within_cooldown);  // the reconciler does not restart the cooldown for it
     CHECK_THAT(grown.message, Contains("(within the cooldown: memory grows)"));
     CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
     CHECK(decide_pod(pod, {a_little_more}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
@@ -700,6 +701,7 @@ TEST_CASE(
     CHECK(d.resized[0].wanted.requests.memory == 3 * GiB);
     const PodDecision after = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1100);
     CHECK(after.resized[0].wanted.requests.cpu == 0.5);
+    CHECK_FALSE(after.within_cooldown);
     CHECK_THAT(after.message, !Contains("within the cooldown"));
 
     // CPU at risk: a raise beyond its margin (1 x 1.1) goes ahead, cutting no memory; one within

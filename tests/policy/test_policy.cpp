@@ -747,12 +747,19 @@ TEST_CASE("actuator: more memory than the minimum change skips the cooldown", "[
     CHECK(act.advance(45).request.memory == 1.5 * GiB);
     CHECK(act.in_force().request.cpu == 2);
     CHECK(act.in_force().limit.cpu == 2);
-    // Less memory waits for the cooldown, which now runs from that resize.
+    // Less memory waits for the cooldown, which still runs from the first resize: a raise let
+    // through within it does not restart it.
     act.decide(guaranteed({2, GiB}), at(45, 1, 0.5 * GiB, {2, 1.5 * GiB}));
-    CHECK(act.advance(100).request.memory == 1.5 * GiB);
-    act.decide(guaranteed({2, GiB}), at(100, 1, 0.5 * GiB, {2, 1.5 * GiB}));
-    CHECK(act.advance(110).request.memory == GiB);
+    CHECK(act.advance(70).request.memory == 1.5 * GiB);
+    act.decide(guaranteed({2, GiB}), at(70, 1, 0.5 * GiB, {2, 1.5 * GiB}));
+    CHECK(act.advance(75).request.memory == GiB);
     CHECK(act.resizes() == 3);
+    // That cut, outside the cooldown, starts the next one.
+    act.decide(guaranteed({2, 0.75 * GiB}), at(75, 1, 0.5 * GiB, {2, GiB}));
+    CHECK(act.advance(130).request.memory == GiB);
+    act.decide(guaranteed({2, 0.75 * GiB}), at(130, 1, 0.5 * GiB, {2, GiB}));
+    CHECK(act.advance(135).request.memory == 0.75 * GiB);
+    CHECK(act.resizes() == 4);
 
     CHECK(grows_memory({1, 2 * GiB}, {1, 2.2 * GiB}, 0.05));
     CHECK_FALSE(grows_memory({1, 2 * GiB}, {1, 2.09 * GiB}, 0.05));  // by 4.5%

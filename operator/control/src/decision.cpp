@@ -241,17 +241,19 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         return d;
     }
     const bool memory_grows = memory_grown_by(targets);
-    if (policy::cooling_down(gate.last_resize, now, cooldown_seconds, gate.at_risk,
+    if (policy::cooling_down(gate.cooldown_start, now, cooldown_seconds, gate.at_risk,
                              raised_by(targets, safety_margins), memory_grows)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
-        d.message = "last resize " + std::to_string(static_cast<int>(now - *gate.last_resize)) +
+        d.message = "last resize outside a cooldown " +
+                    std::to_string(static_cast<int>(now - *gate.cooldown_start)) +
                     " s ago, cooldown " + std::to_string(static_cast<int>(cooldown_seconds)) + " s";
         return d;
     }
 
     // Within the cooldown only what the risk calls for goes ahead: nothing is cut.
-    const bool in_cooldown = policy::in_cooldown(gate.last_resize, now, cooldown_seconds);
+    const bool in_cooldown = policy::in_cooldown(gate.cooldown_start, now, cooldown_seconds);
+    d.within_cooldown = in_cooldown;
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
         if (in_cooldown) cut_nothing(t);

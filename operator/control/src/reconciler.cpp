@@ -750,7 +750,7 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
             // A pod an earlier operator already sized: start with a cooldown rather than a burst
             // of resizes after a restart.
             if (annotation(*pod, kRecommendationAnnotation)) {
-                ps.gate.last_resize = now;
+                ps.gate.cooldown_start = now;
                 ps.resized = w.parsed.spec.mode == Mode::InPlace;
             }
         }
@@ -906,7 +906,8 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
                                    safety_margins(spec), ps.gate, now);
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
-            ps.gate.last_resize = now;  // the cooldown runs from the decision
+            // The cooldown runs from the decision, unless this one was let through within it.
+            if (policy::restarts_cooldown(d.within_cooldown)) ps.gate.cooldown_start = now;
             ps.gate.at_risk = {};
             ++summary.resizes;
             writes_.submit(

@@ -3,7 +3,8 @@
 // a request in force by more than a minimum fraction, never within the cooldown of the last
 // resize (unless it grows memory, or gives more to a resource at risk since then, and cuts
 // nothing: a container that crash-loops cannot wait, nor one whose usage has used up its margin,
-// nor one whose memory the policy expects to grow before the next resize), within the
+// nor one whose memory the policy expects to grow before the next resize; such a raise does not
+// restart the cooldown), within the
 // container's bounds and controlled values (limits follow the pod's QoS). Counts the resizes. The
 // operator applies the same rules to live pods.
 
@@ -61,9 +62,9 @@ private:
     Allocation in_force_;
     std::deque<std::optional<Allocation>> pending_;
     std::size_t resizes_ = 0;
-    std::optional<double> last_resize_;
-    PerResource at_risk_;       // since the last resize
-    double memory_before_ = 0;  // the memory usage of the sample before (at_risk)
+    std::optional<double> cooldown_start_;  // the last resize outside a cooldown
+    PerResource at_risk_;                   // since the last resize
+    double memory_before_ = 0;              // the memory usage of the sample before (at_risk)
 };
 
 // True when a request moved from `from` to `to` by more than `min_change` of it (from nothing:
@@ -142,8 +143,15 @@ private:
     static constexpr double kForever = std::numeric_limits<double>::infinity();
 };
 
-// True within `cooldown_s` of the last resize (unix or trace seconds).
-bool in_cooldown(std::optional<double> last_resize, double now, double cooldown_s);
+// True within `cooldown_s` of the start of the cooldown (unix or trace seconds).
+bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldown_s);
+
+// Whether a resize starts a new cooldown: only one outside the cooldown does. A raise let through
+// within it (cooling_down) does not, or each throttled sample's CPU raise would put off every cut:
+// a PyTorch job at a flat 0.27 GiB of memory held the 2 GiB of its first resize for 104 s, not
+// 60, while its CPU was raised three times (docs/savings.md). Cuts still come at most once per
+// cooldown.
+bool restarts_cooldown(bool within_cooldown);
 
 // The resources a resize from the `current` requests to the `wanted` ones raises, as far as a risk
 // is concerned: memory, any more; CPU, more than its safety margin. A CPU raise within the margin
@@ -157,11 +165,11 @@ PerResource raises(const Amount& current, const Amount& wanted, Margins safety_m
 // kill costs a job its progress: such a raise does not wait for the cooldown (cooling_down).
 bool grows_memory(const Amount& current, const Amount& wanted, double min_change);
 
-// True while a resize must wait for the cooldown of the last one: within it, only a resize that
+// True while a resize must wait for the cooldown (restarts_cooldown): within it, only a resize that
 // grows memory (`memory_grows`, grows_memory) or raises (`raises`) a resource at risk since the
 // last resize goes ahead. Such a resize cuts nothing (the cooldown holds back all but more): the
 // Actuator and control::decide_pod keep every request and limit from going down then.
-bool cooling_down(std::optional<double> last_resize, double now, double cooldown_s,
+bool cooling_down(std::optional<double> cooldown_start, double now, double cooldown_s,
                   PerResource at_risk, PerResource raised, bool memory_grows);
 
 }  // namespace phasescale::policy

@@ -76,10 +76,11 @@ private:
     std::vector<policy::Amount> current_, held_;
 };
 
-// Per pod: when it was last resized, and the backoff while the kubelet has not finished (or
+// Per pod: when its cooldown started, and the backoff while the kubelet has not finished (or
 // cannot do) a resize.
 struct PodGate {
-    std::optional<double> last_resize;  // unix seconds
+    // Unix seconds of the last resize outside a cooldown (policy::restarts_cooldown).
+    std::optional<double> cooldown_start;
     // The resources at risk since (policy::at_risk): more of them skips the cooldown.
     policy::PerResource at_risk;
     int backoff_level = 0;
@@ -109,12 +110,15 @@ struct PodDecision {
     std::string message;
     std::vector<ContainerTarget> resized;  // the containers in the resize body
     std::vector<std::string> skipped;      // containers left out (resizePolicy RestartContainer)
+    bool within_cooldown = false;          // a resize let through within the cooldown
 };
 
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
 // grows a container's memory, or raises a resource at risk since the last resize, goes ahead,
-// cutting nothing (policy::Actuator's rule, `safety_margins` the autoscaler's). A resize cut to the
+// cutting nothing and marked within_cooldown: it does not restart the cooldown
+// (policy::restarts_cooldown; policy::Actuator's rules, `safety_margins` the autoscaler's). A
+// resize cut to the
 // node says so in its message; a container that wants more than its node gives while nothing is
 // worth resizing is Blocked, NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
