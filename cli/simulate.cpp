@@ -389,8 +389,10 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--min-change", s.actuation.min_change,
                     "Smallest relative request change worth a resize (minChange)")
         ->check(non_negative());
-    app->add_option("--cooldown", s.actuation.cooldown_s,
-                    "Seconds of trace time after a resize before the next (cooldownSeconds)")
+    app->add_option(
+           "--cooldown", s.actuation.cooldown_s,
+           "Seconds of trace time after a resize before the next (cooldownSeconds; a raise "
+           "let through within it does not restart it)")
         ->check(non_negative());
     app->add_option("--tick", a->tick,
                     "Replay at the operator's --tick (its default: 15s): causal policies observe "
@@ -439,8 +441,9 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--mem-next-step", s.phase.memory_next_step,
                     "Phase policy: until a container has shown its working set, memory is ready "
                     "for a step of this factor: memory that grew at every one of its last 4 "
-                    "samples (a ramp) is not cut below this many times its latest usage (nor held "
-                    "above the request in force), and one at work at a level for less than the "
+                    "samples (a ramp) is not cut below this many times its latest usage, nor below "
+                    "its growth over those samples times it (nor held above the request in "
+                    "force), and one at work at a level for less than the "
                     "horizon comes down by half or to this many times its usage (0: neither)")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--cpu-keep", s.phase.cpu_keep,
