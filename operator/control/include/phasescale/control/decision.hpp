@@ -118,9 +118,8 @@ struct PodDecision {
 // grows a container's memory, or raises a resource at risk since the last resize, goes ahead,
 // cutting nothing and marked within_cooldown: it does not restart the cooldown
 // (policy::restarts_cooldown; policy::Actuator's rules, `safety_margins` the autoscaler's). A
-// resize cut to the
-// node says so in its message; a container that wants more than its node gives while nothing is
-// worth resizing is Blocked, NodeCapacity.
+// resize cut to the node says so in its message; a container that wants more than its node gives
+// while nothing is worth resizing is Blocked, NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
                        double cooldown_seconds, policy::Margins safety_margins, PodGate& gate,
                        double now);
