@@ -1278,20 +1278,52 @@ TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that dema
     CHECK(observe(bursty, 0.7, 0.7, 0.3) == Approx(1.05));
 
     // Cut to its demand plus its margin (0.85, between 0.8 and 0.88) and throttled there: it wants
-    // more than it ever showed, so the growth (1.275), not its old demand's 0.88 (which grows
-    // 3.5%, less than a resize's minimum change).
+    // more than it ever showed, so the growth (1.275, below 1.1 x the 2 cores it was cut from),
+    // not its old demand's 0.88 (which grows 3.5%, less than a resize's minimum change).
     PhaseRecommender wants_more(m, o);
-    observe(wants_more, 0.8, 1, 0);
-    observe(wants_more, 0.8, 1, 0);
+    observe(wants_more, 0.8, 2, 0);
+    observe(wants_more, 0.8, 2, 0);
     observe(wants_more, 0.85, 0.85, 1);
     CHECK(observe(wants_more, 0.85, 0.85, 1) == Approx(1.275));
 
     // Usage within its margin of the limit (0.95 x 1.1 >= 1) may be short of what it wants: no
-    // demand known, so throttled at 0.9 it grows to 1.35 (0.95 x 1.1 = 1.045 if it counted).
+    // demand known, so throttled at 0.9 it grows, up to 1.1 x the 1 core it was cut from (1.1;
+    // 0.95 x 1.1 = 1.045 if it counted).
     PhaseRecommender pinned(m, o);
     observe(pinned, 0.95, 1, 0);
     observe(pinned, 0.9, 0.9, 1);
-    CHECK(observe(pinned, 0.9, 0.9, 1) == Approx(1.35));
+    CHECK(observe(pinned, 0.9, 0.9, 1) == Approx(1.1));
+}
+
+TEST_CASE("phase: throttled right after a cut, CPU grows at most 10% past where it was cut from",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0.1, 0};
+    o.adapt_samples = 0;
+    o.throttle_growth = 1.5;
+    ThrottledFeed observe;
+    // Unthrottled at 2 cores (using 1.5), cut to 1.9 and throttled there in all its periods: its
+    // demand was below 2 a sample ago, so 2.2, not 1.5 x 1.9 = 2.85.
+    PhaseRecommender r(m, o);
+    observe(r, 1.5, 2, 0);
+    observe(r, 1.9, 1.9, 1);
+    CHECK(observe(r, 1.9, 1.9, 1) == Approx(2.2));
+    // Raised since (to 2.2) and throttled again: the cut is forgotten, the growth (3.3).
+    observe(r, 2.2, 2.2, 1);
+    CHECK(observe(r, 2.2, 2.2, 1) == Approx(3.3));
+
+    // Cut while throttled: nothing said its demand was below the request it was cut from.
+    PhaseRecommender throttled_before(m, o);
+    observe(throttled_before, 2, 2, 1);
+    observe(throttled_before, 1.9, 1.9, 1);
+    CHECK(observe(throttled_before, 1.9, 1.9, 1) == Approx(2.85));
+
+    // Throttled in fewer than half its periods, it bursts above the old request too: the growth.
+    PhaseRecommender bursty(m, o);
+    observe(bursty, 1.5, 2, 0);
+    observe(bursty, 1.9, 1.9, 0.3);
+    CHECK(observe(bursty, 1.9, 1.9, 0.3) == Approx(2.85));
 }
 
 TEST_CASE("phase: a container that starts below what it uses is resized before its first phase",

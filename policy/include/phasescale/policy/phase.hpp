@@ -148,7 +148,8 @@ struct PhaseOptions {
     // four torch runs of other programs: docs/savings.md.) Where the container ran unthrottled
     // above that limit within its last `recent_samples` samples, its demand is known: CPU then goes
     // back to that demand times (1 + margin), if that is less and it was throttled in most of its
-    // periods, as a flat demand above the limit is (throttled_floor).
+    // periods, as a flat demand above the limit is (throttled_floor). Throttled so, right after a
+    // cut from a request it ran unthrottled at, it grows at most back to 10% above that request.
     double throttle_growth = 1.5;
     // The growth begins once the container has been throttled for this many seconds in a row
     // (each throttled sample counting the time since the sample before). One 2 s sample alone is a
@@ -197,6 +198,7 @@ private:
     static double usage_floor(double usage, double headroom, double margin);
     double memory_floor(double usage) const;
     double throttled_floor(double limit, double share) const;
+    void remember_cut(double allocated);
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool at_work() const;
@@ -231,6 +233,9 @@ private:
     double oom_floor_ = 0;
     double throttle_floor_ = 0;       // CPU after throttled samples (throttle_growth)
     double throttled_for_ = 0;        // seconds throttled in a row, up to the latest (0: not)
+    bool throttled_ = false;          // the latest sample was throttled
+    double cpu_before_cut_ = 0;       // the CPU request the latest cut came from, if unthrottled
+                                      // there (0: none, or a raise since)
     bool constrained_ = false;        // the latest sample was throttled or its memory at risk
     Margins adapted_;                 // added to the margins by the online risk targets
     std::optional<double> last_cpu_;  // the CPU request last wanted (before the step bound)
