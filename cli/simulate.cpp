@@ -460,7 +460,8 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0, 1000000));
     app->add_option("--throttle-growth", s.phase.throttle_growth,
                     "Phase policy: after samples throttled at the CPU limit, CPU at least this "
-                    "factor times that limit (0: off)")
+                    "factor times that limit (0: off); throttled in most periods right after a "
+                    "cut from a request it ran unthrottled at, at most 10% above that request")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--throttled-seconds", s.phase.throttled_seconds,
                     "Phase policy: seconds throttled in a row before the throttle growth (one "
