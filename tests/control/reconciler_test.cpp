@@ -494,14 +494,14 @@ TEST_CASE("tick: after a restart, throttled shares from before the last growth g
         return *parse_quantity(loop.pods["a"]["spec"]["containers"][0]["resources"]["limits"]["cpu"]
                                    .get<std::string>());
     };
-    // Throttled at its limit until the policy grows it.
-    loop.metrics->throttled[{"ml", "a", "main"}] = 0.4;
+    // Throttled at its limit, in most periods (a demand above it), until the policy grows it.
+    loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
     for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
     const double grown = cpu_limit();
     REQUIRE(grown >= 1.5);
     // The operator restarts at once: the share of its first tick covers the scrape interval
     // before it (15 s), which may reach back over periods throttled under the old limit (the fake
-    // serves 0.4 throughout). A raise at risk would skip the cooldown a restart starts with.
+    // serves 0.6 throughout). A raise at risk would skip the cooldown a restart starts with.
     loop.restart();
     loop.tick();
     CHECK(cpu_limit() <= grown);

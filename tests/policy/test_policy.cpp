@@ -1326,6 +1326,34 @@ TEST_CASE("phase: throttled right after a cut, CPU grows at most 10% past where 
     CHECK(observe(bursty, 1.9, 1.9, 0.3) == Approx(2.85));
 }
 
+TEST_CASE("phase: on its starting request, a flat demand right at it grows 10%, not 1.5x",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.first_resize_samples = 4;  // the first three samples run on the starting request
+    o.adapt_samples = 0;
+    o.throttle_growth = 1.5;
+    auto first_tick = [&](double usage, double share) {
+        PhaseRecommender r(m, o);
+        ThrottledFeed observe;  // a 15 s tick
+        return observe(r, usage, 2, share);
+    };
+    // One sample of seven throttled, the other six at 1.95 cores of the 2 it started with
+    // (averaged with the throttled one at 2: 1.957): 2.2.
+    CHECK(first_tick((6 * 1.95 + 2) / 7, 1.0 / 7) == Approx(2.2));
+    // The other six at 1.5, well below the limit: it bursts above it, so the growth.
+    CHECK(first_tick((6 * 1.5 + 2) / 7, 1.0 / 7) == Approx(3));
+    // Throttled in most periods: a demand above the limit, so the growth too.
+    CHECK(first_tick(2, 0.6) == Approx(3));
+
+    // On a request the policy sized (after its first resize), the growth whatever the rest.
+    o.first_resize_samples = 0;
+    PhaseRecommender sized(m, o);
+    ThrottledFeed observe;
+    observe(sized, 1.95, 2, 0);
+    CHECK(observe(sized, (6 * 1.95 + 2) / 7, 2, 1.0 / 7) == Approx(3));
+}
+
 TEST_CASE("phase: a container that starts below what it uses is resized before its first phase",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();

@@ -149,7 +149,9 @@ struct PhaseOptions {
     // above that limit within its last `recent_samples` samples, its demand is known: CPU then goes
     // back to that demand times (1 + margin), if that is less and it was throttled in most of its
     // periods, as a flat demand above the limit is (throttled_floor). Throttled so, right after a
-    // cut from a request it ran unthrottled at, it grows at most back to 10% above that request.
+    // cut from a request it ran unthrottled at, it grows at most back to 10% above that request;
+    // on its starting request, throttled in fewer periods but using that request in the rest (a
+    // flat demand right at it), to 10% above it.
     double throttle_growth = 1.5;
     // The growth begins once the container has been throttled for this many seconds in a row
     // (each throttled sample counting the time since the sample before). One 2 s sample alone is a
@@ -197,7 +199,8 @@ private:
     double memory_margin() const;
     static double usage_floor(double usage, double headroom, double margin);
     double memory_floor(double usage) const;
-    double throttled_floor(double limit, double share) const;
+    double throttled_floor(double limit, double share, bool on_starting_request) const;
+    bool flat_at_limit(double limit, double share) const;
     void remember_cut(double allocated);
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
