@@ -461,7 +461,9 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option("--throttle-growth", s.phase.throttle_growth,
                     "Phase policy: after samples throttled at the CPU limit, CPU at least this "
                     "factor times that limit (0: off); throttled in most periods right after a "
-                    "cut from a request it ran unthrottled at, at most 10% above that request")
+                    "cut from a request it ran unthrottled at, at most 10% above that request; "
+                    "on its starting request, throttled in few periods but at it in the rest, "
+                    "10% above it")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--throttled-seconds", s.phase.throttled_seconds,
                     "Phase policy: seconds throttled in a row before the throttle growth (one "
