@@ -8,6 +8,7 @@
 
 #include "fixtures.hpp"
 
+#include <array>
 #include <cmath>
 
 using namespace phasescale;
@@ -1302,28 +1303,24 @@ TEST_CASE("phase: throttled right after a cut, CPU grows at most 10% past where 
     o.margins = {0.1, 0};
     o.adapt_samples = 0;
     o.throttle_growth = 1.5;
-    ThrottledFeed observe;
+    // The CPU recommended after observing (usage, limit, throttled share) samples in turn.
+    auto after = [&](std::initializer_list<std::array<double, 3>> samples) {
+        PhaseRecommender r(m, o);
+        ThrottledFeed observe;
+        double cpu = 0;
+        for (const auto& [usage, limit, share] : samples) cpu = observe(r, usage, limit, share);
+        return cpu;
+    };
     // Unthrottled at 2 cores (using 1.5), cut to 1.9 and throttled there in all its periods: its
     // demand was below 2 a sample ago, so 2.2, not 1.5 x 1.9 = 2.85.
-    PhaseRecommender r(m, o);
-    observe(r, 1.5, 2, 0);
-    observe(r, 1.9, 1.9, 1);
-    CHECK(observe(r, 1.9, 1.9, 1) == Approx(2.2));
+    CHECK(after({{1.5, 2, 0}, {1.9, 1.9, 1}, {1.9, 1.9, 1}}) == Approx(2.2));
     // Raised since (to 2.2) and throttled again: the cut is forgotten, the growth (3.3).
-    observe(r, 2.2, 2.2, 1);
-    CHECK(observe(r, 2.2, 2.2, 1) == Approx(3.3));
-
+    CHECK(after({{1.5, 2, 0}, {1.9, 1.9, 1}, {1.9, 1.9, 1}, {2.2, 2.2, 1}, {2.2, 2.2, 1}}) ==
+          Approx(3.3));
     // Cut while throttled: nothing said its demand was below the request it was cut from.
-    PhaseRecommender throttled_before(m, o);
-    observe(throttled_before, 2, 2, 1);
-    observe(throttled_before, 1.9, 1.9, 1);
-    CHECK(observe(throttled_before, 1.9, 1.9, 1) == Approx(2.85));
-
+    CHECK(after({{2, 2, 1}, {1.9, 1.9, 1}, {1.9, 1.9, 1}}) == Approx(2.85));
     // Throttled in fewer than half its periods, it bursts above the old request too: the growth.
-    PhaseRecommender bursty(m, o);
-    observe(bursty, 1.5, 2, 0);
-    observe(bursty, 1.9, 1.9, 0.3);
-    CHECK(observe(bursty, 1.9, 1.9, 0.3) == Approx(2.85));
+    CHECK(after({{1.5, 2, 0}, {1.9, 1.9, 0.3}, {1.9, 1.9, 0.3}}) == Approx(2.85));
 }
 
 TEST_CASE("phase: on its starting request, a flat demand right at it grows 10%, not 1.5x",
