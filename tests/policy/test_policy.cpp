@@ -1124,6 +1124,27 @@ TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "
     CHECK_FALSE(flat_at(418 * MiB / GiB, 0.1, 256 * MiB) > (418 + 311) * MiB / GiB);
 }
 
+TEST_CASE("phase: memory is never cut below what its last samples used", "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.memory_quantile = 0.5;  // the estimate: the median of its samples, below its peaks
+    o.memory_keep = 0;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    const auto memory_after = [&](double gib) {
+        const std::optional<Allocation> a = feed(0.5, gib * GiB, false, {4, 8 * GiB});
+        REQUIRE(a);
+        return a->request.memory / GiB;
+    };
+    // A job swinging between 1.4 and 1.8 GiB, read between its peaks: the peak of its last
+    // trend_samples (4) samples holds, not the latest reading.
+    for (const double gib : {1.4, 1.4, 1.8, 1.4, 1.4}) feed(0.5, gib * GiB, false, {4, 8 * GiB});
+    CHECK(memory_after(1.4) == Approx(1.8));
+    // A peak older than that no longer holds.
+    CHECK(memory_after(1.4) == Approx(1.4));
+}
+
 TEST_CASE("phase: memory that spiked and came back down is provisioned for a higher spike",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();

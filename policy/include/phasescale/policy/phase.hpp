@@ -33,10 +33,11 @@ struct PhaseOptions {
     // usage in that phase replaces the model's (which spans every training execution, small and
     // large); 0 keeps the model's statistics throughout.
     int adapt_samples = 1;
-    // Never below the latest usage times (1 + headroom) times (1 + margin), per resource: with the
-    // autoscaler's margin (0.1 by default) the floor is the latest usage plus that margin.
+    // Never below the latest usage (memory: the most its last `trend_samples` samples used) times
+    // (1 + headroom) times (1 + margin), per resource: with the autoscaler's margin (0.1 by default)
+    // the floor is that usage plus that margin.
     Margins headroom{0, 0};
-    // Memory never below the latest usage plus this many bytes, whatever the margin: an allocator
+    // Memory never below that usage plus this many bytes, whatever the margin: an allocator
     // grows in segments (PyTorch's by 2-20 MiB blocks, a few at once), so a flat container cut to
     // its very level, as a margin of 0 does, is killed by its next 2-65 MiB (three of the torch
     // runs of bench/savings.sh at equal risk); and a small container's next stage or evaluation
@@ -193,6 +194,7 @@ private:
     double rising_memory() const;
     std::optional<Amount> own_quantiles(const Ring<Amount>& seen) const;
     double projected_memory() const;
+    double recent_peak_memory() const;
     double horizon_samples() const;
     Amount size(Amount want) const;
     double cpu_margin() const;
