@@ -506,14 +506,15 @@ Command add_simulate_command(CLI::App& parent) {
            "--cpu-headroom", s.phase.headroom.cpu,
            "Phase policy: CPU never below the latest usage times (1 + headroom) (1 + margin)")
         ->check(non_negative());
-    app->add_option(
-           "--mem-headroom", s.phase.headroom.memory,
-           "Phase policy: memory never below the latest usage times (1 + headroom) (1 + margin)")
+    app->add_option("--mem-headroom", s.phase.headroom.memory,
+                    "Phase policy: memory never below the most its last 4 samples used times (1 + "
+                    "headroom) (1 + margin)")
         ->check(non_negative());
-    app->add_option("--mem-min-headroom", a->memory_min_headroom,
-                    "Phase policy: memory never below the latest usage plus this much, whatever "
-                    "the margin (a quantity: 128Mi, 0 for none; default: the autoscaler's "
-                    "resources.memory.minHeadroom, 384Mi)")
+    app->add_option(
+           "--mem-min-headroom", a->memory_min_headroom,
+           "Phase policy: memory never below the most its last 4 samples used plus this "
+           "much, whatever the margin (a quantity: 128Mi, 0 for none; default: the autoscaler's "
+           "resources.memory.minHeadroom, 384Mi)")
         ->type_name("QUANTITY");
     app->add_flag("--proactive", s.phase.proactive,
                   "Phase policy: provision for the likely next phase once a visit runs long");
