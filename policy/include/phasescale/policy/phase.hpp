@@ -34,8 +34,8 @@ struct PhaseOptions {
     // large); 0 keeps the model's statistics throughout.
     int adapt_samples = 1;
     // Never below the latest usage (memory: the most its last `trend_samples` samples used) times
-    // (1 + headroom) times (1 + margin), per resource: with the autoscaler's margin (0.1 by default)
-    // the floor is that usage plus that margin.
+    // (1 + headroom) times (1 + margin), per resource: with the autoscaler's margin (0.1 by
+    // default) the floor is that usage plus that margin.
     Margins headroom{0, 0};
     // Memory never below that usage plus this many bytes, whatever the margin: an allocator
     // grows in segments (PyTorch's by 2-20 MiB blocks, a few at once), so a flat container cut to
