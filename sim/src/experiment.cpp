@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 
 namespace phasescale::sim {
@@ -24,13 +25,24 @@ bool is_phase_policy(const std::string& name) {
     return name == "phase" || name == "oracle" || name == "phase-no-model";
 }
 
+// The execution's id, with its file's name where an execution of another file has the same id
+// (two traces recorded apart both name a pod exec2): the reports name each container once.
+std::string report_id(const model::Trace& trace, const model::Execution& e) {
+    const bool shared = std::any_of(trace.executions.begin(), trace.executions.end(),
+                                    [&](const model::Execution& other) {
+                                        return other.id == e.id && other.source != e.source;
+                                    });
+    if (!shared) return e.id;
+    return e.id + " (" + std::filesystem::path(e.source).filename().string() + ")";
+}
+
 }  // namespace
 
 Container make_container(const model::Trace& trace, const model::Execution& e,
                          const model::PhaseModel& phase_model, const TraceColumns& columns,
                          const std::optional<policy::Amount>& fixed) {
     Container c;
-    c.id = e.id;
+    c.id = report_id(trace, e);
     c.source = e.source;
     c.timestamps = e.timestamps;
     const auto cpu = static_cast<Eigen::Index>(trace.column_index(columns.cpu));

@@ -322,6 +322,31 @@ TEST_CASE("a bad command line exits with code 2", "[cli]") {
     CHECK_FALSE(fs::exists(dir / "model.json"));
 }
 
+TEST_CASE("simulate names each container once when two trace files share an id", "[cli]") {
+    TempDir dir;
+    // Two recordings of a pod named "p,1" (a comma: its CSV field is quoted), a minute each.
+    const auto recording = [&](const std::string& name, double memory_gib) {
+        std::string text = "timestamp,pod.id,cpu.usage.cores,mem.working.set\n";
+        for (int i = 0; i < 30; ++i)
+            text += std::to_string(1000 + 2 * i) + ",\"p,1\"," + std::to_string(0.5 + 0.01 * i) +
+                    "," + std::to_string(static_cast<long long>(memory_gib * (1 << 30))) + "\n";
+        return dir.write(name, text);
+    };
+    const std::string one = recording("one.csv", 1), two = recording("two.csv", 2);
+    Run run = run_cli(dir, {"simulate", "--trace", one + "," + two, "--json", dir / "r.json",
+                            "--allocations", dir / "allocations.csv"});
+    REQUIRE(run.code == 0);
+    const nlohmann::json report = nlohmann::json::parse(read_file(dir / "r.json"));
+    REQUIRE(report["containers"].size() == 2);
+    CHECK(report["containers"][0]["id"] == "p,1 (one.csv)");
+    CHECK(report["containers"][1]["id"] == "p,1 (two.csv)");
+    const std::vector<std::string> rows = lines_of(read_file(dir / "allocations.csv"));
+    REQUIRE(rows.size() > 1);
+    CHECK(rows[0].ends_with(",usage_memory,source"));
+    CHECK(rows[1].find(",\"p,1 (one.csv)\",0,") != std::string::npos);
+    CHECK(rows[1].ends_with("," + one));
+}
+
 TEST_CASE("simulate takes a trace without allocation columns, static from flags or skipped",
           "[cli]") {
     TempDir dir;
