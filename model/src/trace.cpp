@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 
 namespace phasescale::model {
@@ -335,6 +338,16 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
     }
 }
 
+// The first path that names the same file as an earlier one (its executions would count twice).
+std::optional<std::string> repeated_file(const std::vector<std::string>& paths) {
+    for (std::size_t i = 1; i < paths.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j) {
+            std::error_code missing;  // a missing file is read_file's to report
+            if (std::filesystem::equivalent(paths[j], paths[i], missing)) return paths[i];
+        }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> read_header(const std::string& path) {
@@ -346,6 +359,8 @@ std::vector<std::string> read_header(const std::string& path) {
 
 Trace read_trace(const std::vector<std::string>& paths, const TraceOptions& options) {
     if (paths.empty()) throw InputError("no trace files given");
+    if (const std::optional<std::string> again = repeated_file(paths))
+        throw InputError(*again + ": this trace file is given twice");
     Trace trace;
     trace.columns = options.columns;
     for (const auto& path : paths) read_file(path, options, trace);

@@ -169,6 +169,25 @@ TEST_CASE("read_trace keeps executions of different files apart", "[trace]") {
     CHECK(ids.executions[0].timestamps == std::vector<double>{5});
 }
 
+TEST_CASE("read_trace refuses a file given twice, however it is spelt", "[trace]") {
+    TempDir dir;
+    const std::string one =
+        dir.write("one.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n1,p,1,10\n");
+    const std::string again = (fs::path(one).parent_path() / "." / "one.csv").string();
+    for (const std::string& second : {one, again}) {
+        std::string message = "(no error)";
+        try {
+            read_trace({one, second}, usage_options());
+        } catch (const InputError& e) {
+            message = e.what();
+        }
+        CHECK(message == second + ": this trace file is given twice");
+    }
+    // Missing files are left to the reader, which names them.
+    CHECK_THROWS_AS(read_trace({one, (dir.path() / "none.csv").string()}, usage_options()),
+                    InputError);
+}
+
 TEST_CASE("read_trace reports a missing column with the header", "[trace]") {
     TempDir dir;
     const std::string path = dir.write("trace.csv", "timestamp,pod.id,cpu.usage.cores\n1,a,0.5\n");
