@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -338,13 +339,15 @@ void read_file(const std::string& path, const TraceOptions& options, Trace& trac
     }
 }
 
-// The first path that names the same file as an earlier one (its executions would count twice).
+// The first path that names the same file as an earlier one, through `.`, `..` or a symbolic link
+// (its executions would count twice).
 std::optional<std::string> repeated_file(const std::vector<std::string>& paths) {
-    for (std::size_t i = 1; i < paths.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j) {
-            std::error_code missing;  // a missing file is read_file's to report
-            if (std::filesystem::equivalent(paths[j], paths[i], missing)) return paths[i];
-        }
+    std::set<std::filesystem::path> seen;
+    for (const std::string& path : paths) {
+        std::error_code error;  // one that cannot be resolved is read_file's to report
+        const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, error);
+        if (!error && !seen.insert(resolved).second) return path;
+    }
     return std::nullopt;
 }
 

@@ -174,7 +174,9 @@ TEST_CASE("read_trace refuses a file given twice, however it is spelt", "[trace]
     const std::string one =
         dir.write("one.csv", "timestamp,pod.id,cpu.usage.cores,mem.working.set\n1,p,1,10\n");
     const std::string again = (fs::path(one).parent_path() / "." / "one.csv").string();
-    for (const std::string& second : {one, again}) {
+    const std::string link = (dir.path() / "link.csv").string();
+    fs::create_symlink(one, link);
+    for (const std::string& second : {one, again, link}) {
         std::string message = "(no error)";
         try {
             read_trace({one, second}, usage_options());
