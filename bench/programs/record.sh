@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Records the training programs of this folder (shapes the train.py of
-# ../shared/tools/torch-traces/ does not have) under that folder's recorder, one at a time, about
-# 3.5 minutes each (46 minutes in all), into OUTDIR: runs of other programs to judge the policy
-# on, as in docs/savings.md. Usage: bash bench/programs/record.sh OUTDIR (from the project root).
+# ../shared/tools/torch-traces/ does not have) under that folder's recorder, one at a time, into
+# OUTDIR: runs of other programs to judge the policy on, as in docs/savings.md.
+# SET o (the default): the thirteen of session 43, about 3.5 minutes each (46 minutes in all);
+# SET x: six of session 48, recorded after every rule of the policy was chosen (variable-length
+# batches, progressive resizing, a leak of kept losses, evaluations at a larger batch, an
+# embedding table with Adam, CPU that changes with a flat memory), about 3.2 minutes each (20
+# minutes in all).
+# Usage: bash bench/programs/record.sh OUTDIR [o|x] (from the project root).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR}"
+out="${1:?usage: record.sh OUTDIR [o|x]}"
+set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
+case "$set_name" in
+o) runs="o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07-bursty
+    o08-cache o09-ckpt o10-sweep o11-ddp o12-prep o13-upload" ;;
+x) runs="x01-varlen x02-progressive x03-leak x04-evalbig x05-embed x06-threads" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o or x)" >&2; exit 2 ;;
+esac
 mkdir -p "$out/extra"
-for run in o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07-bursty \
-  o08-cache o09-ckpt o10-sweep o11-ddp o12-prep o13-upload; do
+for run in $runs; do
   /usr/bin/python3 "$recorder" --out "$out/$run.csv" --pod "$run" --service torch-dev \
     --interval 2.0 --extra "$out/extra/$run.diag.csv" --log "$out/extra/$run.log" -- \
     /usr/bin/python3 "$here/${run#*-}.py"
