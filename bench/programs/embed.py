@@ -1,7 +1,7 @@
 # A recommendation model: a large embedding table and a small tower. The first 40 s only build
-# the vocabulary and load interactions (one core, memory growing); training with Adam then adds
-# the optimizer's two moments of the whole table at its first step; a checkpoint every 50 s
-# serializes the table in memory.
+# the vocabulary and load interactions (nearly idle, waiting as on I/O, memory growing); training
+# with Adam then adds the optimizer's two moments of the whole table at its first step; a
+# checkpoint every 50 s serializes the table in memory.
 import io, time
 import torch, torch.nn as nn
 torch.manual_seed(35); torch.set_num_threads(2)

@@ -1,6 +1,6 @@
-# A job whose CPU changes while its memory does not: one thread while it tokenizes, two while it
-# trains, waits on a remote store between epochs (about 8 s of idle each), and a single-threaded
-# metrics pass at the end.
+# A job whose CPU changes while its memory, once its tokens are built, does not: one thread while
+# it tokenizes (memory growing), two while it trains, waits on a remote store between epochs
+# (about 8 s of idle each), and a single-threaded metrics pass at the end.
 import time
 import torch, torch.nn as nn
 torch.manual_seed(36)
