@@ -111,20 +111,23 @@ policy::Sample with_observed_cpu_feature(policy::Sample s, double demand, const 
     return s;
 }
 
-// What the policy sees of sample `s` of `c`: CPU usage up to the limit, the rest throttled, as the
-// kubelet reports a container with a CPU limit (the trace holds demand).
+// What the policy sees of sample `s` of `c`: CPU usage up to the limit, the rest throttled (the
+// demand above the limit in throttled CPU-seconds per second), as the kubelet and cAdvisor report
+// a container with a CPU limit (the trace holds demand).
 policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
+    s.cpu_throttled_cores = 0;
     if (!cpu_capped_at_limit || !(s.limit.cpu > 0) || s.usage.cpu <= s.limit.cpu) return s;
+    s.cpu_throttled_cores = s.usage.cpu - s.limit.cpu;
     s.usage.cpu = s.limit.cpu;
     s.cpu_throttled = 1;
     return s;
 }
 
-// What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage and the
-// throttled share averaged over the rate window before it (rates), the share judged under the
-// limit in force as the operator's tracker judges it (policy::CpuLimitHistory), memory at the tick
-// (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM kill if one
-// happened since the tick before (the container's last termination).
+// What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage, the
+// throttled share and throttled seconds averaged over the rate window before it (rates), the share
+// judged under the limit in force as the operator's tracker judges it (policy::CpuLimitHistory),
+// memory at the tick (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM
+// kill if one happened since the tick before (the container's last termination).
 class AtTick {
 public:
     explicit AtTick(double window) : window_(window) {}
@@ -135,13 +138,15 @@ public:
     policy::Sample observe(policy::Sample latest) {
         while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - window_)
             seen_.pop_front();
-        double cpu = 0, throttled = 0;
+        double cpu = 0, throttled = 0, throttled_cores = 0;
         for (const policy::Sample& s : seen_) {
             cpu += s.usage.cpu;
             throttled += s.cpu_throttled;
+            throttled_cores += s.cpu_throttled_cores;
         }
         const auto n = static_cast<double>(seen_.size());
         latest.usage.cpu = cpu / n;
+        latest.cpu_throttled_cores = throttled_cores / n;
         // The replay's limit is applied as soon as it is asked for.
         limits_.observe(latest.timestamp, latest.limit.cpu, latest.limit.cpu, window_);
         latest.cpu_throttled = limits_.judge(throttled / n, latest.usage.cpu);

@@ -80,10 +80,12 @@ struct ThrottledFeed {
     double t = 0;
     double step = 15;  // seconds between samples
     std::vector<double> features = {};
+    double throttled_cores = std::nan("");  // throttled CPU-seconds per second (NaN: unmeasured)
     double operator()(PhaseRecommender& r, double cpu, double limit, double throttled) {
         Sample s = at(t += step, cpu, 0.5 * GiB, {limit, GiB});
         s.limit = {limit, GiB};
         s.cpu_throttled = throttled;
+        s.cpu_throttled_cores = throttled_cores;
         features = {cpu, 0.5 * GiB};
         s.features = features.data();
         r.observe(s);
@@ -1264,6 +1266,39 @@ TEST_CASE("phase: samples throttled at the CPU limit ask for throttle_growth tim
     observe(missed, 0.55, 1);
     observe(met, 0.55, 0);
     CHECK(observe(missed, 0.5, 0) > observe(met, 0.5, 0));
+}
+
+TEST_CASE("phase: throttled in most periods, with its throttled seconds, CPU goes to its demand",
+          "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.cpu_target = 0.95;
+    o.adapt_samples = 0;
+    o.cpu_step = 0;  // the margin stays 0.1
+    o.margins = {0.1, 0};
+    ThrottledFeed feed;
+    auto observe = [&](PhaseRecommender& r, double cpu, double limit, double throttled,
+                       double cores) {
+        feed.throttled_cores = cores;
+        return feed(r, cpu, limit, throttled);
+    };
+    PhaseRecommender r(m, o);
+    observe(r, 0.5, 1, 0, 0);
+    observe(r, 0.5, 1, 0, 0);
+    // Wanting 3 cores under a limit of 1 in every period: 2 cores' worth throttled. Its demand
+    // plus the margin, not 1.5x the limit.
+    CHECK(observe(r, 1, 1, 1, 2) == Approx(3 * 1.1));
+    // In 60% of its periods, for 0.6 s/s under a limit of 2: 3 cores in them, 1.6 in the rest
+    // (2 x 0.6 + 1.6 x 0.4 = 1.84 used).
+    CHECK(observe(r, 1.84, 2, 0.6, 0.6) == Approx(3 * 1.1));
+    // A window that began under a lower limit (raised from 1 to 2 within it) counts more
+    // throttled seconds than the new limit leaves: all it used and missed bounds its demand.
+    CHECK(observe(r, 1.5, 2, 0.8, 1.5) == Approx((1.5 + 1.5) / 0.8 * 1.1));
+    // Throttled in fewer than half its periods, bursts: the mean excess does not say how far
+    // its bursts went, and it grows by throttle_growth.
+    CHECK(observe(r, 1.8, 2, 0.3, 0.3) == Approx(2 * o.throttle_growth));
+    // Throttled seconds not measured (a Prometheus without them): the growth.
+    CHECK(observe(r, 2, 2, 1, std::nan("")) == Approx(2 * o.throttle_growth));
 }
 
 TEST_CASE("phase: throttled below a demand it showed, CPU goes back to that demand",

@@ -128,9 +128,11 @@ TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the thr
     REQUIRE(capped.seen.size() == 3);
     CHECK(capped.seen[0].usage.cpu == 1);
     CHECK(capped.seen[0].cpu_throttled == 0);
-    CHECK(capped.seen[1].usage.cpu == 2);  // 3 wanted, 2 allowed
+    CHECK(capped.seen[0].cpu_throttled_cores == 0);  // measured, none
+    CHECK(capped.seen[1].usage.cpu == 2);            // 3 wanted, 2 allowed
     CHECK(capped.seen[1].cpu_throttled == 1);
-    CHECK(capped.seen[2].usage.cpu == 2);  // at the limit, not above it
+    CHECK(capped.seen[1].cpu_throttled_cores == 1);  // the core it wanted beyond the limit
+    CHECK(capped.seen[2].usage.cpu == 2);            // at the limit, not above it
     CHECK(capped.seen[2].cpu_throttled == 0);
     CHECK(capped.seen[1].usage.memory == 1 * GiB);
     CHECK(capped.features[1] == std::vector<double>{2, 0.5});  // the CPU feature capped too
@@ -181,7 +183,8 @@ TEST_CASE("replay at the operator's tick: one observation per tick, every sample
     CHECK(policy.seen[2].timestamp == 30);
     CHECK(policy.seen[1].usage.cpu == Approx((1 + 2 + 1) / 3.0));
     CHECK(policy.seen[1].cpu_throttled == Approx(1 / 3.0));
-    CHECK(policy.cpu_feature[1] == Approx((1 + 2 + 1) / 3.0));  // the model's CPU feature alike
+    CHECK(policy.seen[1].cpu_throttled_cores == Approx(1 / 3.0));  // 1 core for a third of it
+    CHECK(policy.cpu_feature[1] == Approx((1 + 2 + 1) / 3.0));     // the model's CPU feature alike
     CHECK_FALSE(policy.seen[1].oom_killed);
     CHECK(policy.seen[2].oom_killed);
     CHECK(policy.seen[2].usage.memory == 1 * GiB);

@@ -201,7 +201,8 @@ private:
     double memory_margin() const;
     static double usage_floor(double usage, double headroom, double margin);
     double memory_floor(double usage) const;
-    double throttled_floor(double limit, double share, bool on_starting_request) const;
+    double throttled_floor(double limit, double share, double excess,
+                           bool on_starting_request) const;
     bool flat_at_limit(double limit, double share) const;
     void remember_cut(double allocated);
     Allocation provision(Amount sized) const;

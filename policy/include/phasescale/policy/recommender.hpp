@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,11 @@ struct Sample {
     // The share of the sample's CPU periods throttled at the CPU limit (0 to 1). Usage cannot go
     // above the limit, so a throttled sample's CPU usage is a lower bound of its demand.
     double cpu_throttled = 0;
+    // The CPU-seconds per second the container was throttled for (NaN: not measured). CFS sums
+    // the throttled time of each CPU whose run queue it throttled, so a container wanting D
+    // cores under a limit of L is throttled for about D - L of them: usage plus this is its
+    // demand (PhaseRecommender::throttled_floor).
+    double cpu_throttled_cores = std::numeric_limits<double>::quiet_NaN();
     bool oom_killed =
         false;  // the container was OOM-killed during this sample (usage crossed the limit)
     // The phase model's features of this sample (raw, model order), for `phase`; may be null.
