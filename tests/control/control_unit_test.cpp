@@ -576,6 +576,37 @@ TEST_CASE("tracker: a share from before a raise counts once the new limit is use
     CHECK(again->request.cpu >= 1.5 * grown);
 }
 
+TEST_CASE("tracker: throttled seconds size a throttled container, under the limit in force",
+          "[unit]") {
+    ContainerTracker t = default_tracker();
+    TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
+    in.limits = {1, 2 * GiB};
+    in.applied_cpu_limit = 1;
+    in.rate_window = 60;
+    for (int i = 0; i < 6; ++i) {
+        in.timestamp = 100 + 15 * i;
+        t.step(in);
+    }
+    // Throttled in every period for 2 CPU-seconds a second at its 1 core: it wants 3.
+    in.cpu_throttled = 1;
+    in.cpu_throttled_cores = 2;
+    in.timestamp += 15;
+    const TrackerStep throttled = t.step(in);
+    REQUIRE(throttled.recommendation);
+    const double grown = throttled.recommendation->request.cpu;
+    CHECK(grown >= 3 * 1.1);  // its demand plus the safety margin at least
+    CHECK(grown < 4);         // not the largest growth allowed (4x)
+    // Raised and applied; Prometheus still answers the old window's seconds, but the container
+    // does not use the new limit up: they were the old limit's, and grow nothing more.
+    in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown;
+    for (int i = 0; i < 3; ++i) {
+        in.timestamp += 15;
+        const TrackerStep s = t.step(in);
+        REQUIRE(s.recommendation);
+        CHECK(s.recommendation->request.cpu <= grown);
+    }
+}
+
 TEST_CASE("tracker: a throttled share from before the CPU limit was cut counts at once", "[unit]") {
     AutoscalerSpec spec = parse_spec(pas({{"selector", json::object()}})).spec;  // target 0.95
     ContainerTracker t(model_ptr(), spec);

@@ -81,12 +81,13 @@ private:
     std::vector<Write> writes_;
 };
 
-// Prometheus: each container's CPU and memory now (and its CPU throttled share, none unless
-// given), and the same values as a flat history.
+// Prometheus: each container's CPU and memory now (and its CPU throttled share and seconds, none
+// unless given), and the same values as a flat history.
 class FakeMetrics final : public MetricsReader {
 public:
     std::map<prom::ContainerKey, std::pair<double, double>> usage;  // cores, bytes
     std::map<prom::ContainerKey, double> throttled;                 // share of CFS periods
+    std::map<prom::ContainerKey, double> throttled_cores;           // throttled s per s
     std::vector<prom::FeatureQueryFailure> failures;
     int history_reads = 0;
 
@@ -131,6 +132,9 @@ private:
         if (feature == prom::kMemoryFeature) return usage.at(key).second;
         const auto share = throttled.find(key);
         if (feature == prom::kThrottledFeature && share != throttled.end()) return share->second;
+        const auto cores = throttled_cores.find(key);
+        if (feature == prom::kThrottledCoresFeature && cores != throttled_cores.end())
+            return cores->second;
         return std::nan("");
     }
 };
@@ -185,6 +189,7 @@ struct Loop {
         if (metrics != nullptr) {
             m->usage = metrics->usage;
             m->throttled = metrics->throttled;
+            m->throttled_cores = metrics->throttled_cores;
         }
         cluster = c.get();
         metrics = m.get();
@@ -267,7 +272,7 @@ TEST_CASE("tick: a new pod is labelled, annotated and counted in the status", "[
     TickSummary s = loop.tick();
     CHECK(s.autoscalers == 1);
     CHECK(s.pods_tracked == 1);
-    CHECK(s.prometheus_queries == 3);  // CPU, memory and the CPU throttled share
+    CHECK(s.prometheus_queries == 4);  // CPU, memory, the CPU throttled share and seconds
     for (const std::string& step : kTickSteps) CHECK(s.step_seconds.count(step) == 1);
     CHECK(loop.count("patch") == 1);
     CHECK(loop.label("a") == "unknown");  // the model needs a few samples of history first
@@ -508,6 +513,25 @@ TEST_CASE("tick: after a restart, throttled shares from before the last growth g
     // Past that interval a share that stays throttled is the new limit's, and grows it.
     for (int i = 0; i < 3; ++i) loop.tick();
     CHECK(cpu_limit() > grown);
+}
+
+TEST_CASE("tick: a throttled pod's CPU grows to the demand its throttled seconds show",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    loop.add_pod("a");
+    loop.pods["a"]["spec"]["containers"][0] = control_test::container("main", "1", "4Gi");
+    loop.use("a", 1.0, 1 * GiB);
+    for (int i = 0; i < 3; ++i) loop.tick();
+    const auto cpu_limit = [&] {
+        return *parse_quantity(loop.pods["a"]["spec"]["containers"][0]["resources"]["limits"]["cpu"]
+                                   .get<std::string>());
+    };
+    // Throttled in every period, for 2 CPU-seconds a second: it wants 3 cores, not 1.5.
+    loop.metrics->throttled[{"ml", "a", "main"}] = 1;
+    loop.metrics->throttled_cores[{"ml", "a", "main"}] = 2;
+    for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
+    CHECK(cpu_limit() >= 3 * 1.1);  // that demand and the safety margin
+    CHECK(cpu_limit() < 4);
 }
 
 TEST_CASE("tick: after a restart a pod keeps the phase its label names until another holds",

@@ -207,9 +207,9 @@ struct PromEnv {
     std::string recommend_state_path() const { return (dir.path() / "recommend.prom").string(); }
 
     // kube-state-metrics' and cAdvisor's series of namespace prom-rec after `seconds` of CFS
-    // counting: train-0 throttled in a quarter of its periods and restarted twice more after
-    // `oom_kills` (its last termination OOMKilled); the others never. Renamed into place, so that a
-    // scrape never reads half of it.
+    // counting: train-0 throttled in a quarter of its periods (0.5 CPU-seconds a second) and
+    // restarted twice more after `oom_kills` (its last termination OOMKilled); the others never.
+    // Renamed into place, so that a scrape never reads half of it.
     void write_recommend_state(double seconds, bool oom_kills) const {
         auto series = [](const std::string& name, const std::string& pod, const std::string& more,
                          double value) {
@@ -241,6 +241,8 @@ struct PromEnv {
             text += series("container_cpu_cfs_periods_total", pod, main, 100 * seconds);
             text += series("container_cpu_cfs_throttled_periods_total", pod, main,
                            train ? 25 * seconds : 0);
+            text += series("container_cpu_cfs_throttled_seconds_total", pod, main,
+                           train ? 0.5 * seconds : 0);
         }
         text += series("kube_pod_owner", "train-0",
                        ",owner_kind=\"Job\",owner_name=\"train\",owner_is_controller=\"true\"", 1);
@@ -836,17 +838,25 @@ std::optional<double> number(const nlohmann::json& j) {
 
 }  // namespace
 
-TEST_CASE("the default throttled-share query reads cAdvisor's CFS counters", "[prometheus]") {
+TEST_CASE("the default throttled queries read cAdvisor's CFS counters", "[prometheus]") {
     PromEnv& e = env();
-    RecommendState state(e);  // train-0 throttled in a quarter of its CFS periods
+    // train-0 throttled in a quarter of its CFS periods, for 0.5 CPU-seconds a second.
+    RecommendState state(e);
     Client client = client_for(e);
     const auto window = rate_window(2s, 1s);
-    auto share = [](const FeatureSnapshot& snap, const std::string& pod) {
+    auto column = [](const FeatureSnapshot& snap, const std::string& pod, std::size_t f) {
         const auto it = snap.values.find({"prom-rec", pod, "main"});
-        return it == snap.values.end() || it->second.size() != 3 ? std::nan("") : it->second[2];
+        return it == snap.values.end() || it->second.size() != 5 ? std::nan("") : it->second[f];
+    };
+    auto share = [&](const FeatureSnapshot& snap, const std::string& pod) {
+        return column(snap, pod, 2);
     };
     FeatureQueries queries;  // as the operator asks
     queries.set_template(kThrottledFeature, kDefaultThrottledTemplate);
+    queries.set_template(kThrottledCoresFeature, kDefaultThrottledCoresTemplate);
+    queries.set_template("cfs.periods",  // to compare the seconds' rate with
+                         R"(sum by (namespace, pod, container) (irate()"
+                         R"(container_cpu_cfs_periods_total{namespace="{namespace}"}[{window}])))");
     FeatureSnapshot snap;
     // Until Prometheus has scraped the growing counters over a whole window.
     const bool counted = wait_until(
@@ -859,6 +869,12 @@ TEST_CASE("the default throttled-share query reads cAdvisor's CFS counters", "[p
     CHECK(snap.failures.empty());
     CHECK(share(snap, "train-0") == Approx(0.25).margin(0.01));
     CHECK(share(snap, "solo") == 0);  // counted, never throttled
+    // A rate, where the share is a ratio: the counters are rewritten every 200 ms or so and read
+    // by a scrape as they were last written, so the seconds between two scrapes 1 s apart are
+    // not known here (0.1-0.4 of 0.5 seen on a busy machine). Beside the periods' rate, read at
+    // the same instant from the same writes: 0.5 s for 100 periods a second.
+    CHECK(column(snap, "train-0", 3) / column(snap, "train-0", 4) == Approx(0.5 / 100));
+    CHECK(column(snap, "solo", 3) == 0);
 }
 
 TEST_CASE("phasescale recommend: what the policy gives on the history, beside requests and risks",

@@ -221,6 +221,11 @@ TEST_CASE("the default feature queries, per namespace, with the window of the ti
           R"(container!="POD"}[60s])) / sum by (namespace, pod, container) (irate()"
           R"(container_cpu_cfs_periods_total{namespace="team-a", container!="", )"
           R"(container!="POD"}[60s])))");
+    q.set_template(kThrottledCoresFeature, kDefaultThrottledCoresTemplate);
+    CHECK(q.render("cpu.throttled.cores", "team-a", 60s) ==
+          R"(sum by (namespace, pod, container) (irate()"
+          R"(container_cpu_cfs_throttled_seconds_total{namespace="team-a", container!="", )"
+          R"(container!="POD"}[60s])))");
     CHECK_THROWS_AS(q.render("gpu", "team-a", 60s), ConfigError);
 }
 

@@ -96,7 +96,8 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
     std::vector<std::optional<std::size_t>> columns;
     for (const std::string& f : tracker.model().features) columns.push_back(column(f));
     const auto cpu = column(prom::kCpuFeature), memory = column(prom::kMemoryFeature),
-               throttled = column(prom::kThrottledFeature);
+               throttled = column(prom::kThrottledFeature),
+               throttled_cores = column(prom::kThrottledCoresFeature);
     TrackerInput in_force;  // the resources and status now, the same for every sample
     set_resources(in_force, resources, pod);
     for (const auto& [t, row] : rows) {
@@ -105,6 +106,7 @@ void warm_up(ContainerTracker& tracker, const prom::FeatureHistory& history,
         for (const auto& c : columns) in.features.push_back(c ? row[*c] : kNaN);
         in.usage = {cpu ? row[*cpu] : kNaN, memory ? row[*memory] : kNaN};
         in.cpu_throttled = throttled ? row[*throttled] : kNaN;
+        in.cpu_throttled_cores = throttled_cores ? row[*throttled_cores] : kNaN;
         tracker.step(in);
     }
     tracker.cpu_limits_unknown_before(now);
@@ -500,6 +502,7 @@ Columns columns_for(const prom::FeatureSnapshot& snap, const model::PhaseModel& 
     c.cpu = column(std::string(prom::kCpuFeature));
     c.memory = column(std::string(prom::kMemoryFeature));
     c.throttled = column(std::string(prom::kThrottledFeature));
+    c.throttled_cores = column(std::string(prom::kThrottledCoresFeature));
     return c;
 }
 
@@ -524,6 +527,7 @@ TrackerInput tracker_input(const prom::FeatureSnapshot& snap, const Columns& col
         if (columns.cpu) in.usage.cpu = row->second[*columns.cpu];
         if (columns.memory) in.usage.memory = row->second[*columns.memory];
         if (columns.throttled) in.cpu_throttled = row->second[*columns.throttled];
+        if (columns.throttled_cores) in.cpu_throttled_cores = row->second[*columns.throttled_cores];
     }
     set_resources(in, c, pod);
     return in;
@@ -660,11 +664,15 @@ void Reconciler::plan_queries(NamespacePass& pass) {
     for (Work& w : pass.work) {
         if (!w.parsed.ok() || !w.refused.empty() || !w.model.model || w.pods.empty()) continue;
         prom::FeatureQueries& q = pass.queries[w.parsed.spec.prometheus_url];
-        // The throttled share is read beside the model's features (the phase policy's CPU
-        // signal above a limit); a spec's own query for it replaces this default below.
+        // The throttled share and seconds are read beside the model's features (the phase
+        // policy's CPU signals above a limit); a spec's own query replaces a default below.
         const std::vector<std::string> queried = q.features();
-        if (std::find(queried.begin(), queried.end(), prom::kThrottledFeature) == queried.end())
-            q.set_template(prom::kThrottledFeature, prom::kDefaultThrottledTemplate);
+        const auto add_default = [&](std::string_view feature, std::string_view promql) {
+            if (std::find(queried.begin(), queried.end(), feature) == queried.end())
+                q.set_template(feature, promql);
+        };
+        add_default(prom::kThrottledFeature, prom::kDefaultThrottledTemplate);
+        add_default(prom::kThrottledCoresFeature, prom::kDefaultThrottledCoresTemplate);
         try {
             for (const auto& [feature, tmpl] : w.parsed.spec.feature_queries)
                 q.set_template(feature, tmpl);

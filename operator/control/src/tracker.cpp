@@ -115,6 +115,10 @@ TrackerStep ContainerTracker::step(const TrackerInput& in) {
     s.allocated = in.allocated;
     s.limit = in.limits;
     s.cpu_throttled = cpu_throttled(in);
+    // Counted only with a share that counts (the policy's throttled_floor).
+    s.cpu_throttled_cores = std::isfinite(in.cpu_throttled_cores)
+                                ? std::max(0.0, in.cpu_throttled_cores)
+                                : std::nan("");
     s.features = in.features.data();
     // An OOM kill counts once: when the restart count grows and the last termination says so.
     // What happened before the container was first seen is not ours to react to.

@@ -253,7 +253,7 @@ public:
     // Where each of a model's features is in a snapshot's columns (none: not there).
     struct Columns {
         std::vector<std::optional<std::size_t>> features;  // in the model's order
-        std::optional<std::size_t> cpu, memory, throttled;
+        std::optional<std::size_t> cpu, memory, throttled, throttled_cores;
     };
 
 private:

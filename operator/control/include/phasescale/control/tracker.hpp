@@ -2,6 +2,7 @@
 // runs) fed one sample per tick, its stable phase and what it recommends.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,7 @@ struct TrackerInput {
     policy::Amount allocated;      // the container's current requests
     policy::Amount limits;         // and limits (0: none)
     double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
+    double cpu_throttled_cores = std::numeric_limits<double>::quiet_NaN();  // s/s (NaN: missing)
     double rate_window = 0;        // the seconds that share (a rate) covers (prom::rate_span)
     double applied_cpu_limit = 0;  // the CPU limit the kubelet reports applied (0: not reported)
     int restart_count = 0;

@@ -27,6 +27,10 @@ inline constexpr std::string_view kMemoryFeature = "mem.working.set";
 // Not a model feature: the share of CPU periods throttled at the CPU limit, which tells the
 // policy that usage (capped at the limit) is less than the container wants.
 inline constexpr std::string_view kThrottledFeature = "cpu.throttled.share";
+// Nor this: the CPU-seconds per second the container was throttled for, summed over the CPUs
+// whose run queues were throttled. Usage plus this is about its demand above the limit
+// (policy::Sample::cpu_throttled_cores).
+inline constexpr std::string_view kThrottledCoresFeature = "cpu.throttled.cores";
 
 // CPU cores used over the latest scrape interval (irate(): the last two scrapes within the
 // window). A rate over the whole window would average a container's bursts away: at the
@@ -47,6 +51,11 @@ inline constexpr std::string_view kDefaultThrottledTemplate =
     R"(sum by (namespace, pod, container) (irate(container_cpu_cfs_throttled_periods_total{)"
     R"(namespace="{namespace}", container!="", container!="POD"}[{window}])) / )"
     R"(sum by (namespace, pod, container) (irate(container_cpu_cfs_periods_total{)"
+    R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
+// Throttled seconds per second, over the latest scrape interval as the CPU usage (the same
+// counters' sum of throttled time).
+inline constexpr std::string_view kDefaultThrottledCoresTemplate =
+    R"(sum by (namespace, pod, container) (irate(container_cpu_cfs_throttled_seconds_total{)"
     R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
 
 // The window irate() finds its last two scrapes in (or a template's rate() averages over): a
@@ -78,7 +87,7 @@ struct FeatureQuery {
 class FeatureQueries {
 public:
     // The defaults: kCpuFeature and kMemoryFeature, in that order (the operator adds
-    // kThrottledFeature; a trace or a model has no use for it).
+    // kThrottledFeature and kThrottledCoresFeature; a trace or a model has no use for them).
     FeatureQueries();
     // Throws ConfigError for an empty list, a duplicate feature or a bad template.
     explicit FeatureQueries(std::vector<FeatureQuery> queries);
