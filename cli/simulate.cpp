@@ -462,7 +462,10 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(CLI::Range(0, 1000000));
     app->add_option("--throttle-growth", s.phase.throttle_growth,
                     "Phase policy: after samples throttled at the CPU limit, CPU at least this "
-                    "factor times that limit (0: off); throttled in most periods right after a "
+                    "factor times that limit (0: off), unless throttled in most periods, where "
+                    "the replay's throttled seconds give the demand above the limit (the "
+                    "operator reads cAdvisor's) and CPU goes to it plus the margin; else "
+                    "throttled in most periods right after a "
                     "cut from a request it ran unthrottled at, at most 10% above that request; "
                     "on its starting request, throttled in few periods but at it in the rest, "
                     "10% above it")

@@ -152,7 +152,9 @@ struct PhaseOptions {
     // periods, as a flat demand above the limit is (throttled_floor). Throttled so, right after a
     // cut from a request it ran unthrottled at, it grows at most back to 10% above that request;
     // on its starting request, throttled in fewer periods but using that request in the rest (a
-    // flat demand right at it), to 10% above it.
+    // flat demand right at it), to 10% above it. Throttled in most periods with its throttled
+    // seconds measured (Sample::cpu_throttled_cores), none of this: the demand they show times
+    // (1 + margin) (throttled_floor).
     double throttle_growth = 1.5;
     // The growth begins once the container has been throttled for this many seconds in a row
     // (each throttled sample counting the time since the sample before). One 2 s sample alone is a
