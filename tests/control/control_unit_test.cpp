@@ -513,9 +513,8 @@ ContainerTracker default_tracker() {
 }
 
 // `in`, a Guaranteed container at its 1 core whose shares average over 60 s (the last 4 ticks of
-// 15 s), through 6 quiet ticks, then 2 throttled in 40% of its CFS periods, which grow it: the
-// CPU the tracker recommends at the last (1.5x the limit at least).
-double grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
+// 15 s), through 6 quiet ticks of `t`, from 100 s.
+void through_quiet_ticks(ContainerTracker& t, TrackerInput& in) {
     in.limits = {1, 2 * GiB};
     in.applied_cpu_limit = 1;
     in.rate_window = 60;
@@ -523,6 +522,12 @@ double grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
         in.timestamp = 100 + 15 * i;
         t.step(in);
     }
+}
+
+// `in` through_quiet_ticks, then 2 throttled in 40% of its CFS periods, which grow it: the
+// CPU the tracker recommends at the last (1.5x the limit at least).
+double grown_after_throttling(ContainerTracker& t, TrackerInput& in) {
+    through_quiet_ticks(t, in);
     in.cpu_throttled = 0.4;
     std::optional<policy::Allocation> grown;
     for (int i = 0; i < 2; ++i) {
@@ -580,13 +585,7 @@ TEST_CASE("tracker: throttled seconds size a throttled container, under the limi
           "[unit]") {
     ContainerTracker t = default_tracker();
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
-    in.limits = {1, 2 * GiB};
-    in.applied_cpu_limit = 1;
-    in.rate_window = 60;
-    for (int i = 0; i < 6; ++i) {
-        in.timestamp = 100 + 15 * i;
-        t.step(in);
-    }
+    through_quiet_ticks(t, in);
     // Throttled in every period for 2 CPU-seconds a second at its 1 core: it wants 3.
     in.cpu_throttled = 1;
     in.cpu_throttled_cores = 2;

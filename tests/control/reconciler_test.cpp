@@ -488,17 +488,29 @@ TEST_CASE("tick: a restarted operator knows the phase at once and starts with a 
     CHECK(loop.pods["a"]["metadata"]["annotations"][kPhaseSinceAnnotation] == since);  // kept
 }
 
-TEST_CASE("tick: after a restart, throttled shares from before the last growth grow nothing",
-          "[unit][control]") {
-    Loop loop("InPlace");
+namespace {
+
+// Pod "a" of `loop`, Guaranteed at 1 core, using all of it, through 3 quiet ticks.
+void at_its_core_limit(Loop& loop) {
     loop.add_pod("a");
     loop.pods["a"]["spec"]["containers"][0] = control_test::container("main", "1", "4Gi");
     loop.use("a", 1.0, 1 * GiB);
     for (int i = 0; i < 3; ++i) loop.tick();
-    const auto cpu_limit = [&] {
-        return *parse_quantity(loop.pods["a"]["spec"]["containers"][0]["resources"]["limits"]["cpu"]
-                                   .get<std::string>());
-    };
+}
+
+// The CPU limit the pod's spec asks for now.
+double cpu_limit_of(Loop& loop, const std::string& pod) {
+    return *parse_quantity(
+        loop.pods[pod]["spec"]["containers"][0]["resources"]["limits"]["cpu"].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("tick: after a restart, throttled shares from before the last growth grow nothing",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    at_its_core_limit(loop);
+    const auto cpu_limit = [&] { return cpu_limit_of(loop, "a"); };
     // Throttled at its limit, in most periods (a demand above it), until the policy grows it.
     loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
     for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
@@ -518,14 +530,8 @@ TEST_CASE("tick: after a restart, throttled shares from before the last growth g
 TEST_CASE("tick: a throttled pod's CPU grows to the demand its throttled seconds show",
           "[unit][control]") {
     Loop loop("InPlace");
-    loop.add_pod("a");
-    loop.pods["a"]["spec"]["containers"][0] = control_test::container("main", "1", "4Gi");
-    loop.use("a", 1.0, 1 * GiB);
-    for (int i = 0; i < 3; ++i) loop.tick();
-    const auto cpu_limit = [&] {
-        return *parse_quantity(loop.pods["a"]["spec"]["containers"][0]["resources"]["limits"]["cpu"]
-                                   .get<std::string>());
-    };
+    at_its_core_limit(loop);
+    const auto cpu_limit = [&] { return cpu_limit_of(loop, "a"); };
     // Throttled in every period, for 2 CPU-seconds a second: it wants 3 cores, not 1.5.
     loop.metrics->throttled[{"ml", "a", "main"}] = 1;
     loop.metrics->throttled_cores[{"ml", "a", "main"}] = 2;
