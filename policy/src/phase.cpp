@@ -227,18 +227,17 @@ void PhaseRecommender::remember_cut(double allocated) {
 // bench/programs met 94.4% of their CPU demand with the measured demand there too, 95.4% so).
 //
 // Else throttle_growth times the limit, since a throttled container's demand cannot be seen. But
-// where it ran unthrottled
-// above this limit lately (a cut below a flat demand: at a margin of 0, a 2-core LSTM cut to 1.93
-// cores and held at 2.9 for a cooldown), that demand is known, and it times (1 + margin) suffices
-// (at equal risk, 7% less CPU on the torch runs of bench/savings.sh, at 95.5% of demand met
-// instead of 96.2%: docs/savings.md). Never more than the growth: the demand of an earlier, busier
-// phase is no reason to give more. And only where it was throttled in most of its periods, as a
-// flat demand above the limit is: throttled in fewer, it bursts above the limit within the
-// averages that demand was read from, and they do not say how far (a learner waiting 0.5-3 s for
-// data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md). The demand
-// itself must exceed the limit, not only with its margin: a limit set at that demand plus its
-// margin and throttled wants more than it ever showed (a tokenizer that had shown one core, cut to
-// 1.1, then training at two: its demand plus its margin, 1.12, was a growth of 2%, less than a
+// where it ran unthrottled above this limit lately (a cut below a flat demand: at a margin of 0, a
+// 2-core LSTM cut to 1.93 cores and held at 2.9 for a cooldown), that demand is known, and it times
+// (1 + margin) suffices (at equal risk, 7% less CPU on the torch runs of bench/savings.sh, at 95.5%
+// of demand met instead of 96.2%: docs/savings.md). Never more than the growth: the demand of an
+// earlier, busier phase is no reason to give more. And only where it was throttled in most of its
+// periods, as a flat demand above the limit is: throttled in fewer, it bursts above the limit
+// within the averages that demand was read from, and they do not say how far (a learner waiting
+// 0.5-3 s for data between bursts of two cores showed 1.4 cores over 15 s; docs/savings.md). The
+// demand itself must exceed the limit, not only with its margin: a limit set at that demand plus
+// its margin and throttled wants more than it ever showed (a tokenizer that had shown one core, cut
+// to 1.1, then training at two: its demand plus its margin, 1.12, was a growth of 2%, less than a
 // resize's minChange). Nor, throttled so right after a cut, more than kAboveFlatDemand above the
 // request it ran unthrottled at before: a flat job cut from 2 to 1.97 cores held 2.96 for a
 // cooldown (at equal risk, 9.8% more CPU on six train.py runs, 4.6% more on torch, at the same
