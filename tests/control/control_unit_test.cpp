@@ -596,10 +596,12 @@ TEST_CASE("tracker: throttled seconds size a throttled container, under the limi
     CHECK(grown >= 3 * 1.1);  // its demand plus the safety margin at least
     CHECK(grown < 4);         // not the largest growth allowed (4x)
     // Raised and applied; Prometheus still answers the old window's seconds, but the container
-    // does not use the new limit up: they were the old limit's, and grow nothing more.
+    // uses 90% of the new limit, not all of it: they were the old limit's, and grow nothing more.
+    // (Counted, they would grow it again, to its usage over the window plus them: 4.2 to 5 cores.)
     in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown;
     for (int i = 0; i < 3; ++i) {
         in.timestamp += 15;
+        in.usage.cpu = in.features[0] = ((3 - i) * 1 + (i + 1) * 0.9 * grown) / 4;
         const TrackerStep s = t.step(in);
         REQUIRE(s.recommendation);
         CHECK(s.recommendation->request.cpu <= grown);
