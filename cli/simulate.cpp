@@ -394,7 +394,8 @@ Command add_simulate_command(CLI::App& parent) {
     app->add_option(
            "--cooldown", s.actuation.cooldown_s,
            "Seconds of trace time after a resize before the next (cooldownSeconds; a raise "
-           "let through within it does not restart it)")
+           "let through within it does not restart it, and one that only raises CPU holds back "
+           "only CPU cuts)")
         ->check(non_negative());
     app->add_option("--tick", a->tick,
                     "Replay at the operator's --tick (its default: 15s): causal policies observe "

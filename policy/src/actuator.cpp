@@ -16,6 +16,16 @@ Allocation no_cut(const Allocation& current, Allocation wanted) {
     return wanted;
 }
 
+Allocation no_cpu_cut(const Allocation& current, Allocation wanted) {
+    wanted.request.cpu = std::max(wanted.request.cpu, current.request.cpu);
+    wanted.limit.cpu = std::max(wanted.limit.cpu, current.limit.cpu);
+    return wanted;
+}
+
+bool only_raises_cpu(const Amount& current, const Amount& wanted) {
+    return wanted.cpu > current.cpu && wanted.memory == current.memory;
+}
+
 bool changed(double from, double to, double min_change) {
     if (from <= 0) return to != from;
     return std::abs(to - from) > min_change * from;
@@ -98,8 +108,9 @@ bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldo
     return cooldown_start && now < *cooldown_start + cooldown_s;
 }
 
-bool restarts_cooldown(bool within_cooldown) {
-    return !within_cooldown;
+Restarts restarts(bool within_cooldown, bool only_cpu_raised) {
+    if (within_cooldown) return Restarts::Nothing;
+    return only_cpu_raised ? Restarts::CpuCuts : Restarts::Cooldown;
 }
 
 bool cooling_down(std::optional<double> cooldown_start, double now, double cooldown_s,
@@ -135,18 +146,25 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
 }
 
 // Within the cooldown nothing is cut: only more memory, or more of a resource at risk, goes ahead,
-// and such a raise does not restart the cooldown (restarts_cooldown).
+// and such a raise does not restart the cooldown; within one of CPU cuts, no CPU is cut (restarts).
 void Actuator::apply(const Allocation& wanted, double now) {
     Allocation next = constrain(in_force_, wanted.request, options_.bounds);
     const bool within_cooldown = in_cooldown(cooldown_start_, now, options_.cooldown_s);
-    if (within_cooldown) next = no_cut(in_force_, next);
+    if (within_cooldown)
+        next = no_cut(in_force_, next);
+    else if (in_cooldown(cpu_raised_, now, options_.cooldown_s))
+        next = no_cpu_cut(in_force_, next);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
     if (cooling_down(cooldown_start_, now, options_.cooldown_s, at_risk_,
                      raises(in_force_.request, next.request, options_.safety_margins),
                      grows_memory(in_force_.request, next.request, options_.min_change)))
         return;
+    switch (restarts(within_cooldown, only_raises_cpu(in_force_.request, next.request))) {
+        case Restarts::Cooldown: cooldown_start_ = now; break;
+        case Restarts::CpuCuts: cpu_raised_ = now; break;
+        case Restarts::Nothing: break;
+    }
     in_force_ = next;
-    if (restarts_cooldown(within_cooldown)) cooldown_start_ = now;
     at_risk_ = {};
     ++resizes_;
 }

@@ -688,6 +688,7 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     PodDecision d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1000);
     CHECK(d.action == Action::Resize);
     REQUIRE(d.resized.size() == 1);
+    CHECK(d.restarts == policy::Restarts::Cooldown);  // it cuts memory
     gate.cooldown_start = 1000;
     d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1030);
     CHECK(d.action == Action::Wait);
@@ -696,6 +697,30 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     ContainerTarget same =
         target_for(*container_resources(pod, "main"), alloc(1, 2 * GiB), ContainerPolicy{}, 0.05);
     CHECK(decide_pod(pod, {same}, 60, kSafetyMargins, gate, 2000).action == Action::None);
+    // After the cooldown, a resize that only raises CPU starts a cooldown of CPU cuts alone; one
+    // that moves memory, the pod's.
+    const ContainerResources cur = *container_resources(pod, "main");  // 1 core, 2 GiB
+    const auto to = [&](double cpu, double memory) {
+        return target_for(cur, alloc(cpu, memory), ContainerPolicy{}, 0.05);
+    };
+    const PodDecision more_cpu = decide_pod(pod, {to(2, 2 * GiB)}, 60, kSafetyMargins, gate, 2000);
+    CHECK(more_cpu.action == Action::Resize);
+    CHECK(more_cpu.restarts == policy::Restarts::CpuCuts);
+    CHECK(decide_pod(pod, {to(2, 3 * GiB)}, 60, kSafetyMargins, gate, 2000).restarts ==
+          policy::Restarts::Cooldown);
+    // Within a cooldown of CPU cuts, memory comes down but CPU does not; a cut of CPU alone waits.
+    gate.cpu_raised = 2000;
+    const PodDecision less = decide_pod(pod, {to(0.5, GiB)}, 60, kSafetyMargins, gate, 2030);
+    REQUIRE(less.action == Action::Resize);
+    CHECK(less.resized[0].wanted.requests.cpu == 1);
+    CHECK(less.resized[0].wanted.limits.cpu == 1);
+    CHECK(less.resized[0].wanted.requests.memory == GiB);
+    const PodDecision less_cpu =
+        decide_pod(pod, {to(0.5, 2 * GiB)}, 60, kSafetyMargins, gate, 2030);
+    CHECK(less_cpu.action == Action::Wait);
+    CHECK(less_cpu.reason == "Cooldown");
+    CHECK(decide_pod(pod, {to(0.5, 2 * GiB)}, 60, kSafetyMargins, gate, 2061).action ==
+          Action::Resize);
 }
 
 TEST_CASE(
@@ -715,7 +740,7 @@ TEST_CASE(
     gate.cooldown_start = 1000;
     const PodDecision grown = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
     CHECK(grown.action == Action::Resize);
-    CHECK(grown.within_cooldown);  // the reconciler does not restart the cooldown for it
+    CHECK(grown.restarts == policy::Restarts::Nothing);  // let through within the cooldown
     CHECK_THAT(grown.message, Contains("(within the cooldown: memory grows)"));
     CHECK(decide_pod(pod, {more_cpu}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
     CHECK(decide_pod(pod, {a_little_more}, 60, kSafetyMargins, gate, 1010).reason == "Cooldown");
@@ -733,7 +758,7 @@ TEST_CASE(
     CHECK(d.resized[0].wanted.requests.memory == 3 * GiB);
     const PodDecision after = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1100);
     CHECK(after.resized[0].wanted.requests.cpu == 0.5);
-    CHECK_FALSE(after.within_cooldown);
+    CHECK(after.restarts == policy::Restarts::Cooldown);  // a cut
     CHECK_THAT(after.message, !Contains("within the cooldown"));
 
     // CPU at risk: a raise beyond its margin (1 x 1.1) goes ahead, cutting no memory; one within

@@ -701,17 +701,64 @@ TEST_CASE("actuator: delay, minimum change and resize count", "[policy]") {
 TEST_CASE("actuator: no resize within the cooldown of the last one, in trace time", "[policy]") {
     ActuationOptions o = actuation(1, 0.05);
     o.cooldown_s = 60;
-    Actuator act(guaranteed({1, GiB}), o);
+    Actuator act(guaranteed({3, GiB}), o);
     act.advance(0);
     act.decide(guaranteed({2, GiB}));
-    CHECK(act.advance(15).request.cpu == 2);  // the first resize, at t = 15
+    CHECK(act.advance(15).request.cpu == 2);  // the first resize, a cut, at t = 15
     for (double t : {30.0, 45.0, 60.0}) {
-        act.decide(guaranteed({3, GiB}));
+        act.decide(guaranteed({1, GiB}));
         CHECK(act.advance(t).request.cpu == 2);  // within 60 s of it
     }
-    act.decide(guaranteed({3, GiB}));
-    CHECK(act.advance(75).request.cpu == 3);
+    act.decide(guaranteed({1, GiB}));
+    CHECK(act.advance(75).request.cpu == 1);
     CHECK(act.resizes() == 2);
+}
+
+TEST_CASE(
+    "actuator: a resize that only raises CPU holds CPU cuts alone for a cooldown, one that "
+    "moves memory the pod's",
+    "[policy]") {
+    ActuationOptions o = actuation(1, 0.05);
+    o.cooldown_s = 60;
+    Actuator act(guaranteed({2, 2 * GiB}), o);
+    act.advance(0);
+    act.decide(guaranteed({1, GiB}));
+    CHECK(act.advance(15).request.cpu == 1);  // a cut: the cooldown runs to t = 75
+    // After it, more CPU goes ahead and holds CPU cuts alone (to t = 140): a cut of memory that
+    // follows goes ahead at once, a cut of CPU with it does not.
+    act.decide(guaranteed({2, GiB}));
+    CHECK(act.advance(80).request.cpu == 2);
+    act.decide(guaranteed({1, 0.5 * GiB}));
+    CHECK(act.advance(85).request.memory == 0.5 * GiB);
+    CHECK(act.in_force().request.cpu == 2);
+    CHECK(act.in_force().limit.cpu == 2);
+    // That cut of memory started the pod's cooldown (to t = 145); after both, CPU comes down.
+    act.decide(guaranteed({1, 0.5 * GiB}));
+    CHECK(act.advance(150).request.cpu == 1);
+    // More memory starts the pod's cooldown too (to t = 275): the memory was raised for what the
+    // cooldown may bring, and a cut right after it waits; so does more CPU with a little more
+    // memory (within minChange; to t = 340).
+    act.decide(guaranteed({2, 0.6 * GiB}));
+    CHECK(act.advance(215).request.memory == 0.6 * GiB);
+    act.decide(guaranteed({2, 0.5 * GiB}));
+    CHECK(act.advance(220).request.memory == 0.6 * GiB);
+    act.decide(guaranteed({3, 0.61 * GiB}));
+    CHECK(act.advance(280).request.cpu == 3);
+    act.decide(guaranteed({3, 0.5 * GiB}));
+    CHECK(act.advance(285).request.memory == 0.61 * GiB);
+    CHECK(act.resizes() == 6);
+
+    CHECK(only_raises_cpu({1, GiB}, {2, GiB}));
+    CHECK_FALSE(only_raises_cpu({1, GiB}, {2, 1.01 * GiB}));
+    CHECK_FALSE(only_raises_cpu({1, GiB}, {2, 0.99 * GiB}));
+    CHECK_FALSE(only_raises_cpu({1, GiB}, {0.5, GiB}));
+    CHECK(restarts(false, false) == Restarts::Cooldown);
+    CHECK(restarts(false, true) == Restarts::CpuCuts);
+    CHECK(restarts(true, false) == Restarts::Nothing);  // let through within the cooldown
+    const Allocation held = no_cpu_cut(guaranteed({2, GiB}), guaranteed({1, 0.5 * GiB}));
+    CHECK(held.request.cpu == 2);
+    CHECK(held.limit.cpu == 2);
+    CHECK(held.request.memory == 0.5 * GiB);
 }
 
 TEST_CASE("actuator: after an OOM kill, more memory skips the cooldown", "[policy]") {
@@ -739,10 +786,10 @@ TEST_CASE("actuator: more memory than the minimum change skips the cooldown", "[
     ActuationOptions o = actuation(1, 0.05);
     o.cooldown_s = 60;
     o.safety_margins = {0.1, 0.1};
-    Actuator act(guaranteed({1, GiB}), o);
+    Actuator act(guaranteed({3, GiB}), o);
     act.advance(0);
     act.decide(guaranteed({2, GiB}));
-    CHECK(act.advance(15).request.cpu == 2);  // the first resize, which starts the cooldown
+    CHECK(act.advance(15).request.cpu == 2);  // the first resize, a cut: it starts the cooldown
     // Nothing at risk: more CPU waits; more memory does not, and cuts no CPU on the way.
     act.decide(guaranteed({3, GiB}), at(15, 1, 0.5 * GiB, {2, GiB}));
     CHECK(act.advance(30).request.cpu == 2);
@@ -838,10 +885,10 @@ TEST_CASE(
     ActuationOptions o = actuation(1, 0.05);
     o.cooldown_s = 60;
     o.safety_margins = {0.1, 0.1};
-    Actuator act(guaranteed({1, 2 * GiB}), o);
+    Actuator act(guaranteed({3, 2 * GiB}), o);
     act.advance(0);
     act.decide(guaranteed({2, 2 * GiB}));
-    CHECK(act.advance(15).request.cpu == 2);
+    CHECK(act.advance(15).request.cpu == 2);  // a cut: it starts the cooldown
     // 1.8 cores of 2: 1.8 x 1.1 < 2, the margin holds: the cooldown too.
     act.decide(guaranteed({3, 2 * GiB}), at(15, 1.8, GiB, {2, 2 * GiB}));
     CHECK(act.advance(30).request.cpu == 2);

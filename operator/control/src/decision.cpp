@@ -37,12 +37,17 @@ std::string node_of(const json& pod) {
 }
 
 // No request or limit below the current one.
-void cut_nothing(ContainerTarget& t) {
-    auto not_lower = [](std::optional<double>& wanted, const std::optional<double>& current) {
-        if (wanted && current && *wanted < *current) wanted = current;
-    };
+void not_lower(std::optional<double>& wanted, const std::optional<double>& current) {
+    if (wanted && current && *wanted < *current) wanted = current;
+}
+
+void cut_no_cpu(ContainerTarget& t) {
     not_lower(t.wanted.requests.cpu, t.current.requests.cpu);
     not_lower(t.wanted.limits.cpu, t.current.limits.cpu);
+}
+
+void cut_nothing(ContainerTarget& t) {
+    cut_no_cpu(t);
     not_lower(t.wanted.requests.memory, t.current.requests.memory);
     not_lower(t.wanted.limits.memory, t.current.limits.memory);
 }
@@ -74,6 +79,20 @@ policy::PerResource raised_by(const std::vector<ContainerTarget>& targets,
 bool memory_grown_by(const std::vector<ContainerTarget>& targets) {
     return std::any_of(targets.begin(), targets.end(),
                        [](const ContainerTarget& t) { return t.worth_resizing && t.memory_grows; });
+}
+
+// Whether a target is worth resizing (by more than its minChange), also once part of it is held
+// back.
+bool worth(const ContainerTarget& t) {
+    return (t.cpu_changed() || t.memory_changed()) &&
+           policy::worth_resizing(allocation_of(t.current), allocation_of(t.wanted), t.min_change);
+}
+
+// Whether a resize of `targets` only raises CPU: it raises the CPU of each and keeps its memory.
+bool only_cpu_raised_by(const std::vector<ContainerTarget>& targets) {
+    return std::all_of(targets.begin(), targets.end(), [](const ContainerTarget& t) {
+        return policy::only_raises_cpu(requested(t.current), requested(t.wanted));
+    });
 }
 
 }  // namespace
@@ -151,10 +170,9 @@ ContainerTarget target_for(const ContainerResources& current, const policy::Allo
              free_limit);
         t.node_capped = t.node_capped || free_request > t.wanted.requests.memory;
     }
-    const policy::Allocation from = allocation_of(current), to = allocation_of(t.wanted);
-    t.worth_resizing =
-        (t.cpu_changed() || t.memory_changed()) && policy::worth_resizing(from, to, min_change);
-    t.memory_grows = policy::grows_memory(from.request, to.request, min_change);
+    t.min_change = min_change;
+    t.worth_resizing = worth(t);
+    t.memory_grows = policy::grows_memory(requested(current), requested(t.wanted), min_change);
     return t;
 }
 
@@ -251,13 +269,16 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         return d;
     }
 
-    // Within the cooldown only what the risk calls for goes ahead: nothing is cut.
+    // Within the cooldown only what the risk calls for goes ahead: nothing is cut. Within one of
+    // CPU cuts (after a resize that only raised CPU), no CPU is cut.
     const bool in_cooldown = policy::in_cooldown(gate.cooldown_start, now, cooldown_seconds);
-    d.within_cooldown = in_cooldown;
+    const bool cpu_held =
+        !in_cooldown && policy::in_cooldown(gate.cpu_raised, now, cooldown_seconds);
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
         if (in_cooldown) cut_nothing(t);
-        if (!t.cpu_changed() && !t.memory_changed()) continue;
+        if (cpu_held) cut_no_cpu(t);
+        if (!worth(t)) continue;
         const bool restart =
             (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
@@ -265,6 +286,14 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
             d.skipped.push_back(t.name);
         else
             d.resized.push_back(t);
+    }
+    if (d.resized.empty() && d.skipped.empty()) {
+        d.action = Action::Wait;
+        d.reason = "Cooldown";
+        d.message = "CPU raised " + std::to_string(static_cast<int>(now - *gate.cpu_raised)) +
+                    " s ago: no CPU cut within the cooldown of " +
+                    std::to_string(static_cast<int>(cooldown_seconds)) + " s";
+        return d;
     }
     if (d.resized.empty()) {
         d.action = Action::Blocked;
@@ -289,6 +318,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     }
     d.action = Action::Resize;
     d.reason = "Resized";
+    d.restarts = policy::restarts(in_cooldown, only_cpu_raised_by(d.resized));
     for (const ContainerTarget& t : d.resized)
         d.message += (d.message.empty() ? "" : "; ") + t.name + ": " + describe(t.current) +
                      " -> " + describe(t.wanted);

@@ -914,8 +914,10 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
                                    safety_margins(spec), ps.gate, now);
         const int phase = reading.phase.value_or(-1);
         if (d.action == Action::Resize) {
-            // The cooldown runs from the decision, unless this one was let through within it.
-            if (policy::restarts_cooldown(d.within_cooldown)) ps.gate.cooldown_start = now;
+            // The cooldown runs from the decision, unless this one was let through within it; from
+            // one that only raises CPU, the cooldown of CPU cuts.
+            if (d.restarts == policy::Restarts::Cooldown) ps.gate.cooldown_start = now;
+            if (d.restarts == policy::Restarts::CpuCuts) ps.gate.cpu_raised = now;
             ps.gate.at_risk = {};
             ++summary.resizes;
             writes_.submit(

@@ -63,6 +63,7 @@ private:
     std::deque<std::optional<Allocation>> pending_;
     std::size_t resizes_ = 0;
     std::optional<double> cooldown_start_;  // the last resize outside a cooldown
+    std::optional<double> cpu_raised_;      // the last one that only raised CPU (restarts)
     PerResource at_risk_;                   // since the last resize
     double memory_before_ = 0;              // the memory usage of the sample before (at_risk)
 };
@@ -76,6 +77,10 @@ bool worth_resizing(const Allocation& current, const Allocation& wanted, double 
 
 // `wanted` with no request or limit below `current`'s.
 Allocation no_cut(const Allocation& current, Allocation wanted);
+// `wanted` with no CPU request or limit below `current`'s.
+Allocation no_cpu_cut(const Allocation& current, Allocation wanted);
+// True when `wanted` asks for more CPU than `current` and the same memory.
+bool only_raises_cpu(const Amount& current, const Amount& wanted);
 
 // The resources a sample puts at risk, by the autoscaler's safety margins (one below 0 counts as
 // 0). Memory: the container was OOM-killed, or its usage x (1 + margin) reaches the OOM line (the
@@ -146,12 +151,19 @@ private:
 // True within `cooldown_s` of the start of the cooldown (unix or trace seconds).
 bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldown_s);
 
-// Whether a resize starts a new cooldown: only one outside the cooldown does. A raise let through
-// within it (cooling_down) does not, or each throttled sample's CPU raise would put off every cut:
-// a PyTorch job at a flat 0.27 GiB of memory held the 2 GiB of its first resize for 104 s, not
-// 60, while its CPU was raised three times (docs/savings.md). Cuts still come at most once per
-// cooldown.
-bool restarts_cooldown(bool within_cooldown);
+// The cooldown a resize starts. One outside the cooldown starts the pod's (Cooldown), but one that
+// only raises CPU (only_raises_cpu) starts one of CPU cuts alone (CpuCuts: for cooldown seconds its
+// CPU is not cut, its memory may be). A raise let through within the cooldown (cooling_down)
+// starts none, or each throttled sample's CPU raise would put off every cut: a PyTorch job at a
+// flat 0.27 GiB of memory held the 2 GiB of its first resize for 104 s, not 60, while its CPU was
+// raised three times; and a raise of CPU alone after the cooldown put off the cut of memory to the
+// working set the same way, on short runs of other programs at the operator's tick
+// (docs/savings.md). A resize that moves memory, if only a little, starts the pod's: memory is
+// raised for what the cooldown may bring, and a cut right after it undoes that (a generated job
+// raised by 0.2%, to 30.3 GiB, and cut at the next sample to 20.9, was killed at 21.3). Cuts
+// still come at most once per cooldown.
+enum class Restarts { Nothing, CpuCuts, Cooldown };
+Restarts restarts(bool within_cooldown, bool only_cpu_raised);
 
 // The resources a resize from the `current` requests to the `wanted` ones raises, as far as a risk
 // is concerned: memory, any more; CPU, more than its safety margin. A CPU raise within the margin
@@ -165,7 +177,7 @@ PerResource raises(const Amount& current, const Amount& wanted, Margins safety_m
 // kill costs a job its progress: such a raise does not wait for the cooldown (cooling_down).
 bool grows_memory(const Amount& current, const Amount& wanted, double min_change);
 
-// True while a resize must wait for the cooldown (restarts_cooldown): within it, only a resize that
+// True while a resize must wait for the cooldown (restarts): within it, only a resize that
 // grows memory (`memory_grows`, grows_memory) or raises (`raises`) a resource at risk since the
 // last resize goes ahead. Such a resize cuts nothing (the cooldown holds back all but more): the
 // Actuator and control::decide_pod keep every request and limit from going down then.

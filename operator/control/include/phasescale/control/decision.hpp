@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <phasescale/kube/json.hpp>
 #include <phasescale/kube/time.hpp>
+#include <phasescale/policy/actuator.hpp>
 #include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
 
@@ -34,6 +35,7 @@ struct ContainerTarget {
     bool worth_resizing = false;    // a request changes by more than minChange
     bool memory_grows = false;      // the memory request grows by more than minChange
     bool node_capped = false;       // a request was cut to what the pod's node can give it
+    double min_change = 0;          // the autoscaler's minChange
     bool cpu_changed() const;
     bool memory_changed() const;
 };
@@ -79,8 +81,9 @@ private:
 // Per pod: when its cooldown started, and the backoff while the kubelet has not finished (or
 // cannot do) a resize.
 struct PodGate {
-    // Unix seconds of the last resize outside a cooldown (policy::restarts_cooldown).
-    std::optional<double> cooldown_start;
+    // Unix seconds of the last resize outside a cooldown (policy::restarts), and of the last one
+    // that only raised CPU (no CPU cut for a cooldown after it).
+    std::optional<double> cooldown_start, cpu_raised;
     // The resources at risk since (policy::at_risk): more of them skips the cooldown.
     policy::PerResource at_risk;
     int backoff_level = 0;
@@ -110,14 +113,15 @@ struct PodDecision {
     std::string message;
     std::vector<ContainerTarget> resized;  // the containers in the resize body
     std::vector<std::string> skipped;      // containers left out (resizePolicy RestartContainer)
-    bool within_cooldown = false;          // a resize let through within the cooldown
+    policy::Restarts restarts = policy::Restarts::Nothing;  // the cooldown a resize starts
 };
 
 // Decides for a pod whose containers want `targets` (those worth resizing count). Updates the
 // gate's backoff when the pod reports a resize under way. Within the cooldown only a resize that
 // grows a container's memory, or raises a resource at risk since the last resize, goes ahead,
-// cutting nothing and marked within_cooldown: it does not restart the cooldown
-// (policy::restarts_cooldown; policy::Actuator's rules, `safety_margins` the autoscaler's). A
+// cutting nothing, and does not restart the cooldown; after it a resize does, but one that only
+// raises CPU starts a cooldown of CPU cuts alone, within which no CPU is cut (restarts:
+// policy::restarts; policy::Actuator's rules, `safety_margins` the autoscaler's). A
 // resize cut to the node says so in its message; a container that wants more than its node gives
 // while nothing is worth resizing is Blocked, NodeCapacity.
 PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targets,
