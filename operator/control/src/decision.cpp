@@ -277,8 +277,11 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
         if (in_cooldown) cut_nothing(t);
-        if (cpu_held) cut_no_cpu(t);
-        if (!worth(t)) continue;
+        if (cpu_held) {
+            cut_no_cpu(t);
+            if (!worth(t)) continue;  // too little left once its CPU cut is held back
+        }
+        if (!t.cpu_changed() && !t.memory_changed()) continue;
         const bool restart =
             (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
@@ -287,7 +290,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         else
             d.resized.push_back(t);
     }
-    if (d.resized.empty() && d.skipped.empty()) {
+    if (cpu_held && d.resized.empty() && d.skipped.empty()) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
         d.message = "CPU raised " + std::to_string(static_cast<int>(now - *gate.cpu_raised)) +
