@@ -113,6 +113,15 @@ Restarts restarts(bool within_cooldown, bool only_cpu_raised) {
     return only_cpu_raised ? Restarts::CpuCuts : Restarts::Cooldown;
 }
 
+void Cooldowns::record(Restarts r, double now) {
+    if (r == Restarts::Cooldown) start = now;
+    if (r == Restarts::CpuCuts) cpu_raised = now;
+}
+
+bool Cooldowns::holds_cpu_cuts(double now, double cooldown_s) const {
+    return !in_cooldown(start, now, cooldown_s) && in_cooldown(cpu_raised, now, cooldown_s);
+}
+
 bool cooling_down(std::optional<double> cooldown_start, double now, double cooldown_s,
                   PerResource at_risk, PerResource raised, bool memory_grows) {
     const bool called_for =
@@ -149,21 +158,16 @@ void Actuator::decide(const std::optional<Allocation>& wanted) {
 // and such a raise does not restart the cooldown; within one of CPU cuts, no CPU is cut (restarts).
 void Actuator::apply(const Allocation& wanted, double now) {
     Allocation next = constrain(in_force_, wanted.request, options_.bounds);
-    const bool within_cooldown = in_cooldown(cooldown_start_, now, options_.cooldown_s);
-    if (within_cooldown)
-        next = no_cut(in_force_, next);
-    else if (in_cooldown(cpu_raised_, now, options_.cooldown_s))
-        next = no_cpu_cut(in_force_, next);
+    const bool within_cooldown = in_cooldown(cooldowns_.start, now, options_.cooldown_s);
+    if (within_cooldown) next = no_cut(in_force_, next);
+    if (cooldowns_.holds_cpu_cuts(now, options_.cooldown_s)) next = no_cpu_cut(in_force_, next);
     if (!worth_resizing(in_force_, next, options_.min_change)) return;
-    if (cooling_down(cooldown_start_, now, options_.cooldown_s, at_risk_,
+    if (cooling_down(cooldowns_.start, now, options_.cooldown_s, at_risk_,
                      raises(in_force_.request, next.request, options_.safety_margins),
                      grows_memory(in_force_.request, next.request, options_.min_change)))
         return;
-    switch (restarts(within_cooldown, only_raises_cpu(in_force_.request, next.request))) {
-        case Restarts::Cooldown: cooldown_start_ = now; break;
-        case Restarts::CpuCuts: cpu_raised_ = now; break;
-        case Restarts::Nothing: break;
-    }
+    cooldowns_.record(restarts(within_cooldown, only_raises_cpu(in_force_.request, next.request)),
+                      now);
     in_force_ = next;
     at_risk_ = {};
     ++resizes_;

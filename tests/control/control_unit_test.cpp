@@ -689,7 +689,7 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     CHECK(d.action == Action::Resize);
     REQUIRE(d.resized.size() == 1);
     CHECK(d.restarts == policy::Restarts::Cooldown);  // it cuts memory
-    gate.cooldown_start = 1000;
+    gate.cooldowns.start = 1000;
     d = decide_pod(pod, {t}, 60, kSafetyMargins, gate, 1030);
     CHECK(d.action == Action::Wait);
     CHECK(d.reason == "Cooldown");
@@ -709,7 +709,7 @@ TEST_CASE("pod decisions: resize when worth it and the cooldown has passed", "[u
     CHECK(decide_pod(pod, {to(2, 3 * GiB)}, 60, kSafetyMargins, gate, 2000).restarts ==
           policy::Restarts::Cooldown);
     // Within a cooldown of CPU cuts, memory comes down but CPU does not; a cut of CPU alone waits.
-    gate.cpu_raised = 2000;
+    gate.cooldowns.cpu_raised = 2000;
     const PodDecision less = decide_pod(pod, {to(0.5, GiB)}, 60, kSafetyMargins, gate, 2030);
     REQUIRE(less.action == Action::Resize);
     CHECK(less.resized[0].wanted.requests.cpu == 1);
@@ -737,7 +737,7 @@ TEST_CASE(
     CHECK(more_memory.memory_grows);
     CHECK_FALSE(a_little_more.memory_grows);
     PodGate gate;
-    gate.cooldown_start = 1000;
+    gate.cooldowns.start = 1000;
     const PodDecision grown = decide_pod(pod, {more_memory}, 60, kSafetyMargins, gate, 1010);
     CHECK(grown.action == Action::Resize);
     CHECK(grown.restarts == policy::Restarts::Nothing);  // let through within the cooldown

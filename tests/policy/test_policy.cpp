@@ -755,6 +755,14 @@ TEST_CASE(
     CHECK(restarts(false, false) == Restarts::Cooldown);
     CHECK(restarts(false, true) == Restarts::CpuCuts);
     CHECK(restarts(true, false) == Restarts::Nothing);  // let through within the cooldown
+    Cooldowns c;
+    c.record(Restarts::CpuCuts, 100);
+    CHECK(c.holds_cpu_cuts(130, 60));
+    CHECK_FALSE(c.holds_cpu_cuts(160, 60));
+    c.record(Restarts::Cooldown, 140);
+    CHECK_FALSE(c.holds_cpu_cuts(150, 60));  // the pod's cooldown holds back every cut then
+    c.record(Restarts::Nothing, 300);
+    CHECK(c.start == 140);
     const Allocation held = no_cpu_cut(guaranteed({2, GiB}), guaranteed({1, 0.5 * GiB}));
     CHECK(held.request.cpu == 2);
     CHECK(held.limit.cpu == 2);

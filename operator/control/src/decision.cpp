@@ -259,21 +259,20 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         return d;
     }
     const bool memory_grows = memory_grown_by(targets);
-    if (policy::cooling_down(gate.cooldown_start, now, cooldown_seconds, gate.at_risk,
+    if (policy::cooling_down(gate.cooldowns.start, now, cooldown_seconds, gate.at_risk,
                              raised_by(targets, safety_margins), memory_grows)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
         d.message = "last resize outside a cooldown " +
-                    std::to_string(static_cast<int>(now - *gate.cooldown_start)) +
+                    std::to_string(static_cast<int>(now - *gate.cooldowns.start)) +
                     " s ago, cooldown " + std::to_string(static_cast<int>(cooldown_seconds)) + " s";
         return d;
     }
 
     // Within the cooldown only what the risk calls for goes ahead: nothing is cut. Within one of
     // CPU cuts (after a resize that only raised CPU), no CPU is cut.
-    const bool in_cooldown = policy::in_cooldown(gate.cooldown_start, now, cooldown_seconds);
-    const bool cpu_held =
-        !in_cooldown && policy::in_cooldown(gate.cpu_raised, now, cooldown_seconds);
+    const bool in_cooldown = policy::in_cooldown(gate.cooldowns.start, now, cooldown_seconds);
+    const bool cpu_held = gate.cooldowns.holds_cpu_cuts(now, cooldown_seconds);
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
         if (in_cooldown) cut_nothing(t);
@@ -293,7 +292,8 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     if (cpu_held && d.resized.empty() && d.skipped.empty()) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
-        d.message = "CPU raised " + std::to_string(static_cast<int>(now - *gate.cpu_raised)) +
+        d.message = "CPU raised " +
+                    std::to_string(static_cast<int>(now - *gate.cooldowns.cpu_raised)) +
                     " s ago: no CPU cut within the cooldown of " +
                     std::to_string(static_cast<int>(cooldown_seconds)) + " s";
         return d;

@@ -758,7 +758,7 @@ void Reconciler::track_pods(NamespacePass& pass, Work& w, AutoscalerState& state
             // A pod an earlier operator already sized: start with a cooldown rather than a burst
             // of resizes after a restart.
             if (annotation(*pod, kRecommendationAnnotation)) {
-                ps.gate.cooldown_start = now;
+                ps.gate.cooldowns.start = now;
                 ps.resized = w.parsed.spec.mode == Mode::InPlace;
             }
         }
@@ -916,8 +916,7 @@ void Reconciler::decide_pod_writes(const Work& w, const json& pod, const PodRead
         if (d.action == Action::Resize) {
             // The cooldown runs from the decision, unless this one was let through within it; from
             // one that only raises CPU, the cooldown of CPU cuts.
-            if (d.restarts == policy::Restarts::Cooldown) ps.gate.cooldown_start = now;
-            if (d.restarts == policy::Restarts::CpuCuts) ps.gate.cpu_raised = now;
+            ps.gate.cooldowns.record(d.restarts, now);
             ps.gate.at_risk = {};
             ++summary.resizes;
             writes_.submit(

@@ -42,6 +42,32 @@ struct ActuationOptions {
     double rate_window_s = 0;
 };
 
+// The cooldown a resize starts. One outside the cooldown starts the pod's (Cooldown), but one that
+// only raises CPU (only_raises_cpu) starts one of CPU cuts alone (CpuCuts: for cooldown seconds its
+// CPU is not cut, its memory may be). A raise let through within the cooldown (cooling_down)
+// starts none, or each throttled sample's CPU raise would put off every cut: a PyTorch job at a
+// flat 0.27 GiB of memory held the 2 GiB of its first resize for 104 s, not 60, while its CPU was
+// raised three times; and a raise of CPU alone after the cooldown put off the cut of memory to the
+// working set the same way, on short runs of other programs at the operator's tick
+// (docs/savings.md). A resize that moves memory, if only a little, starts the pod's: memory is
+// raised for what the cooldown may bring, and a cut right after it undoes that (a generated job
+// raised by 0.2%, to 30.3 GiB, and cut at the next sample to 20.9, was killed at 21.3). Cuts
+// still come at most once per cooldown.
+enum class Restarts { Nothing, CpuCuts, Cooldown };
+Restarts restarts(bool within_cooldown, bool only_cpu_raised);
+
+// When a pod's cooldowns began (unix or trace seconds), as restarts says: the Actuator and the
+// operator's PodGate keep one each.
+struct Cooldowns {
+    std::optional<double> start;       // the last resize outside a cooldown
+    std::optional<double> cpu_raised;  // the last one of those that only raised CPU
+    // Records a resize made at `now` that starts `r`.
+    void record(Restarts r, double now);
+    // True where only cuts of CPU are held back at `now`: after a resize that only raised CPU,
+    // outside the pod's cooldown.
+    bool holds_cpu_cuts(double now, double cooldown_s) const;
+};
+
 class Actuator {
 public:
     Actuator(Allocation initial, ActuationOptions options);
@@ -62,10 +88,9 @@ private:
     Allocation in_force_;
     std::deque<std::optional<Allocation>> pending_;
     std::size_t resizes_ = 0;
-    std::optional<double> cooldown_start_;  // the last resize outside a cooldown
-    std::optional<double> cpu_raised_;      // the last one that only raised CPU (restarts)
-    PerResource at_risk_;                   // since the last resize
-    double memory_before_ = 0;              // the memory usage of the sample before (at_risk)
+    Cooldowns cooldowns_;
+    PerResource at_risk_;       // since the last resize
+    double memory_before_ = 0;  // the memory usage of the sample before (at_risk)
 };
 
 // True when a request moved from `from` to `to` by more than `min_change` of it (from nothing:
@@ -150,20 +175,6 @@ private:
 
 // True within `cooldown_s` of the start of the cooldown (unix or trace seconds).
 bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldown_s);
-
-// The cooldown a resize starts. One outside the cooldown starts the pod's (Cooldown), but one that
-// only raises CPU (only_raises_cpu) starts one of CPU cuts alone (CpuCuts: for cooldown seconds its
-// CPU is not cut, its memory may be). A raise let through within the cooldown (cooling_down)
-// starts none, or each throttled sample's CPU raise would put off every cut: a PyTorch job at a
-// flat 0.27 GiB of memory held the 2 GiB of its first resize for 104 s, not 60, while its CPU was
-// raised three times; and a raise of CPU alone after the cooldown put off the cut of memory to the
-// working set the same way, on short runs of other programs at the operator's tick
-// (docs/savings.md). A resize that moves memory, if only a little, starts the pod's: memory is
-// raised for what the cooldown may bring, and a cut right after it undoes that (a generated job
-// raised by 0.2%, to 30.3 GiB, and cut at the next sample to 20.9, was killed at 21.3). Cuts
-// still come at most once per cooldown.
-enum class Restarts { Nothing, CpuCuts, Cooldown };
-Restarts restarts(bool within_cooldown, bool only_cpu_raised);
 
 // The resources a resize from the `current` requests to the `wanted` ones raises, as far as a risk
 // is concerned: memory, any more; CPU, more than its safety margin. A CPU raise within the margin

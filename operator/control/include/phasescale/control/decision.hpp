@@ -81,9 +81,8 @@ private:
 // Per pod: when its cooldown started, and the backoff while the kubelet has not finished (or
 // cannot do) a resize.
 struct PodGate {
-    // Unix seconds of the last resize outside a cooldown (policy::restarts), and of the last one
-    // that only raised CPU (no CPU cut for a cooldown after it).
-    std::optional<double> cooldown_start, cpu_raised;
+    // When its cooldowns began (policy::restarts).
+    policy::Cooldowns cooldowns;
     // The resources at risk since (policy::at_risk): more of them skips the cooldown.
     policy::PerResource at_risk;
     int backoff_level = 0;
