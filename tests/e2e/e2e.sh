@@ -260,33 +260,33 @@ for i in 0 1 2; do
 done
 replay_for blocked "$blocked_port" "$work/trace-1.csv" e2e-blocked '#0=restarter'
 replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
-# e2e-risk's pods use 512 MiB throughout, and 0.5 cores, but flat 1 core. burst uses its 0.5 in
-# bursts that need 2 cores within a CFS period (100 ms): throttled in half its periods while the
-# CPU limit applied to it (its status, as KWOK reports it) is below 2 cores; its throttled seconds
-# are not served (the policy's fallback: 1.5x per throttled run). flat wants 1.5 cores
+# e2e-risk's pods use 0.5 cores and 512 MiB throughout, but flat, which uses 1 core. burst does so
+# in bursts that need 2 cores within a CFS period (100 ms): throttled in half its periods while
+# the CPU limit applied to it (its status, as KWOK reports it) is below 2 cores; its throttled
+# seconds are not served (the policy's fallback: 1.5x per throttled run). flat wants 1.5 cores
 # throughout: below them it is throttled in every period, for 1.5 cores less its limit of
 # CPU-seconds a second, as the kernel counts them (bench/cfs-throttled.sh), and served so. Their
 # counters, and the limits seen (millicores), are written about five times a second.
 awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 3 {if (NR > 1) {$3 = n == 3 ? 1 : 0.5; $4 = 536870912}; print}' \
     "$work/trace.csv" > "$work/trace-steady.csv"  # its first three executions
 millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1000}'; }
-applied_cpu_limit() {  # applied_cpu_limit POD PODS_JSON: millicores, nothing where not reported
-    jq -r --arg pod "$1" '.items[] | select(.metadata.name == $pod) | .status.containerStatuses[0].resources.limits.cpu // empty' <<< "$2" | millicores
+risk_limits() {  # "burst flat": the CPU limits applied to them (millicores; - where not reported)
+    kubectl get pods -n e2e-risk -o json 2>/dev/null | jq -r '[(["burst", "flat"][]) as $n | .items[]
+        | select(.metadata.name == $n) | .status.containerStatuses[0].resources.limits.cpu // "-"] | join(" ")' |
+        awk '{for (i = 1; i <= NF; i++) {v = $i; if (v != "-" && !sub(/m$/, "", v)) v *= 1000; $i = v == "-" ? v : v + 0}; print}'
 }
 cfs_counters() {
-    local ran_ms=0 burst_ms=0 flat_ms=0 flat_us=0 last now pods burst flat
+    local ran_ms=0 burst_ms=0 flat_ms=0 flat_us=0 last now burst flat
     local burst_pod='namespace="e2e-risk",pod="burst",container="main"' flat_pod='namespace="e2e-risk",pod="flat",container="main"'
     last=$(date +%s%3N)
     while :; do
-        pods=$(kubectl get pods -n e2e-risk -o json 2>/dev/null) || pods='{"items": []}'
-        burst=$(applied_cpu_limit burst "$pods") || burst=
-        flat=$(applied_cpu_limit flat "$pods") || flat=
-        [[ -z $burst ]] || echo "$burst" >> "$work/burst-limits"
-        [[ -z $flat ]] || echo "$flat" >> "$work/flat-limits"
+        read -r burst flat < <(risk_limits) || burst=
+        [[ $burst == [0-9]* ]] && echo "$burst" >> "$work/burst-limits"
+        [[ $flat == [0-9]* ]] && echo "$flat" >> "$work/flat-limits"
         now=$(date +%s%3N)
         ran_ms=$((ran_ms + now - last))
-        [[ -n $burst ]] && ((burst < 2000)) && burst_ms=$((burst_ms + now - last))
-        if [[ -n $flat ]] && ((flat < 1500)); then
+        [[ $burst == [0-9]* ]] && ((burst < 2000)) && burst_ms=$((burst_ms + now - last))
+        if [[ $flat == [0-9]* ]] && ((flat < 1500)); then
             flat_ms=$((flat_ms + now - last))
             flat_us=$((flat_us + (now - last) * (1500 - flat)))  # ms x millicores: microseconds
         fi
