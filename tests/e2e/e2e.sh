@@ -10,7 +10,8 @@
 # gone once their autoscaler is deleted; a pod whose minAllowed passes its KWOK node is resized to
 # the node's allocatable, never past it, and reported NodeCapacity; within an hour of cooldown, a
 # pod throttled at its CPU limit (cAdvisor's CFS counters served beside the replay) grows 1.5x at
-# once, once per throttled run, and no further once it is not throttled, and a pod OOM-killed (as
+# once, once per throttled run, and no further once it is not throttled, one whose throttled
+# seconds are served too grows at once to the demand they show, and a pod OOM-killed (as
 # its status says) grows its memory at once. Every process it starts is stopped at the end.
 # Over the first RECORD seconds of the operator it also polls every pod's phase label and
 # requests, and checks them against the same trace offline: each phase label shown occurs in
@@ -133,12 +134,14 @@ YAML
 
 # Risks under an hour of cooldown. A pod throttled at its CPU limit (KWOK runs no cgroups: its
 # cAdvisor CFS counters are served below): grown 1.5x at once, and only once per throttled run,
-# not again while the rate of the latest scrape still covers the old limit's periods. A pod
+# not again while the rate of the latest scrape still covers the old limit's periods; one whose
+# throttled seconds are served too: grown at once to the demand they show. A pod
 # OOM-killed after its first resize (KWOK never kills: its status says so below): its memory
 # grows at once.
 kubectl create namespace e2e-risk > /dev/null
 trainer_pod burst e2e-risk kwok-node-1 1 2Gi | kubectl apply -f - > /dev/null
 trainer_pod oomed e2e-risk kwok-node-2 1 1Gi | kubectl apply -f - > /dev/null
+trainer_pod flat e2e-risk kwok-node-1 1 2Gi | kubectl apply -f - > /dev/null
 kubectl apply -f - > /dev/null <<YAML
 apiVersion: phasescale.io/v1alpha1
 kind: PhaseAutoscaler
@@ -257,25 +260,48 @@ for i in 0 1 2; do
 done
 replay_for blocked "$blocked_port" "$work/trace-1.csv" e2e-blocked '#0=restarter'
 replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
-# e2e-risk's pods use 0.5 cores and 512 MiB throughout. burst does so in bursts that need 2 cores
-# within a CFS period (100 ms): throttled in half its periods while the CPU limit applied to it
-# (its status, as KWOK reports it) is below 2 cores. Its counters, and the limits seen
-# (millicores), are written about five times a second.
-awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 2 {if (NR > 1) {$3 = 0.5; $4 = 536870912}; print}' \
-    "$work/trace.csv" > "$work/trace-steady.csv"  # its first two executions
+# e2e-risk's pods use 512 MiB throughout, and 0.5 cores, but flat 1 core. burst uses its 0.5 in
+# bursts that need 2 cores within a CFS period (100 ms): throttled in half its periods while the
+# CPU limit applied to it (its status, as KWOK reports it) is below 2 cores; its throttled seconds
+# are not served (the policy's fallback: 1.5x per throttled run). flat wants 1.5 cores
+# throughout: below them it is throttled in every period, for 1.5 cores less its limit of
+# CPU-seconds a second, as the kernel counts them (bench/cfs-throttled.sh), and served so. Their
+# counters, and the limits seen (millicores), are written about five times a second.
+awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 3 {if (NR > 1) {$3 = n == 3 ? 1 : 0.5; $4 = 536870912}; print}' \
+    "$work/trace.csv" > "$work/trace-steady.csv"  # its first three executions
 millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1000}'; }
+applied_cpu_limit() {  # applied_cpu_limit POD PODS_JSON: millicores, nothing where not reported
+    jq -r --arg pod "$1" '.items[] | select(.metadata.name == $pod) | .status.containerStatuses[0].resources.limits.cpu // empty' <<< "$2" | millicores
+}
 cfs_counters() {
-    local ran_ms=0 throttled_ms=0 last now limit
+    local ran_ms=0 burst_ms=0 flat_ms=0 flat_us=0 last now pods burst flat
+    local burst_pod='namespace="e2e-risk",pod="burst",container="main"' flat_pod='namespace="e2e-risk",pod="flat",container="main"'
     last=$(date +%s%3N)
     while :; do
-        limit=$(kubectl get pod burst -n e2e-risk -o jsonpath='{.status.containerStatuses[0].resources.limits.cpu}' 2>/dev/null | millicores) || limit=
-        [[ -z $limit ]] || echo "$limit" >> "$work/burst-limits"
+        # The time up to the read counts under the limits it returns: the status, which only rises
+        # here, still held them when the read began. (Counted up to when the read returned, the
+        # seconds kubectl takes on a loaded machine count as throttled after a raise, and flat
+        # grows again: 1 -> 1.65 -> 1.79 cores with each read made 1.5 s slower.)
         now=$(date +%s%3N)
+        pods=$(kubectl get pods -n e2e-risk -o json 2>/dev/null) || pods='{"items": []}'
+        burst=$(applied_cpu_limit burst "$pods") || burst=
+        flat=$(applied_cpu_limit flat "$pods") || flat=
+        [[ -z $burst ]] || echo "$burst" >> "$work/burst-limits"
+        [[ -z $flat ]] || echo "$flat" >> "$work/flat-limits"
         ran_ms=$((ran_ms + now - last))
-        [[ -n $limit ]] && ((limit < 2000)) && throttled_ms=$((throttled_ms + now - last))
+        [[ -n $burst ]] && ((burst < 2000)) && burst_ms=$((burst_ms + now - last))
+        if [[ -n $flat ]] && ((flat < 1500)); then
+            flat_ms=$((flat_ms + now - last))
+            flat_us=$((flat_us + (now - last) * (1500 - flat)))  # ms x millicores: microseconds
+        fi
         last=$now
-        printf '%s{namespace="e2e-risk",pod="burst",container="main"} %d\n' \
-            container_cpu_cfs_periods_total $((ran_ms / 100)) container_cpu_cfs_throttled_periods_total $((throttled_ms / 200)) > "$work/cfs.prom.new"
+        # Stamped with the time they were counted at: the scrape's rates are then exact, whenever
+        # this loop last wrote them.
+        {
+            printf 'container_cpu_cfs_periods_total{%s} %d %d\n' "$burst_pod" $((ran_ms / 100)) "$now" "$flat_pod" $((ran_ms / 100)) "$now"
+            printf 'container_cpu_cfs_throttled_periods_total{%s} %d %d\n' "$burst_pod" $((burst_ms / 200)) "$now" "$flat_pod" $((flat_ms / 100)) "$now"
+            printf 'container_cpu_cfs_throttled_seconds_total{%s} %d.%06d %d\n' "$flat_pod" $((flat_us / 1000000)) $((flat_us % 1000000)) "$now"
+        } > "$work/cfs.prom.new"
         mv "$work/cfs.prom.new" "$work/cfs.prom"  # never half a file to a scrape
         sleep 0.2
     done
@@ -284,9 +310,9 @@ cfs_counters() {
 cfs_counters &
 bg_pids+=($!)
 start_exporter "$replay" "$work/exporter-risk.log" "$risk_port" --trace "$work/trace-steady.csv" --namespace e2e-risk \
-    --speed "$speed" --pod-map '#0=burst,#1=oomed' --loop --extra-metrics "$work/cfs.prom" || { echo "FAIL: exporter risk not up"; exit 1; }
-series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 13 ]]; }
-wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 13 pods"; exit 1; }
+    --speed "$speed" --pod-map '#0=burst,#1=oomed,#2=flat' --loop --extra-metrics "$work/cfs.prom" || { echo "FAIL: exporter risk not up"; exit 1; }
+series_ready() { [[ $(sampled_containers "$prom_port" 'e2e-.*' 1m 4) == 14 ]]; }
+wait_for 60 series_ready || { echo "FAIL: Prometheus has no samples of the 14 pods"; exit 1; }
 
 # Poll every pod's phase label and requests from before the operator starts (a line per pod
 # and poll: wall time, namespace, pod, label, cpu, memory).
@@ -420,6 +446,16 @@ check "throttled: never above 2.25 cores (limits seen: $(sort -un "$work/burst-l
     test "$(sort -n "$work/burst-limits" | tail -n 1)" == 2250
 check "throttled: requests equal limits (Guaranteed)" test \
     "$(kubectl get pod burst -n e2e-risk -o jsonpath='{.spec.containers[0].resources.requests.cpu}' | millicores)" == 2250
+# flat, throttled in every period for 0.5 s a second at its 1-core limit, went at once to the
+# demand that shows, 1.5 cores, plus its margin (10%, and what the CPU target added: 1.65 to 1.8
+# cores; from 1.6, as a rate over counters written every 0.2 s or so on a loaded machine can read
+# a few percent low), in one resize, and no further.
+flat_cpu() { kubectl get pod flat -n e2e-risk -o jsonpath="{.spec.containers[0].resources.$1.cpu}" | millicores; }
+check "throttled seconds: the CPU limit went to the demand they show, 1.5 cores, plus the margin ($(flat_cpu limits)m)" \
+    test "$(flat_cpu limits)" -ge 1600 -a "$(flat_cpu limits)" -le 1800
+check "throttled seconds: in one resize (limits seen: $(sort -un "$work/flat-limits" | paste -sd' '))" \
+    test "$(sort -un "$work/flat-limits" | paste -sd' ')" == "1000 $(flat_cpu limits)"
+check "throttled seconds: requests equal limits (Guaranteed)" test "$(flat_cpu requests)" == "$(flat_cpu limits)"
 # oomed was resized once (its first resize, a cut) and is in its cooldown: an OOM kill, as the
 # kubelet reports it, raises its memory limit at once to at least max(+100 MiB, x1.2) of it.
 mebibytes() { awk '{v = $1; if (sub(/Mi$/, "", v)) print v + 0; else if (sub(/Gi$/, "", v)) print v * 1024; else print v / 1048576}'; }
