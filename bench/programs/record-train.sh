@@ -4,11 +4,12 @@
 # one at a time with that folder's record.sh, into OUTDIR: runs to judge the policy on, as in
 # docs/savings.md. SET v (the default): the six of session 44 ("Six train.py runs"), 1-4.5 minutes
 # each, about 13 minutes in all; SET w: six more of session 45 ("Six more train.py runs"), at
-# settings neither set uses, 20 s to 2 minutes each, about 7 minutes in all.
-# Usage: bash bench/programs/record-train.sh OUTDIR [v|w] (from the project root).
+# settings neither set uses, 20 s to 2 minutes each, about 7 minutes in all; SET y: ten of session
+# 51 ("Ten train.py runs"), 26 s to 2.7 minutes each, about 11 minutes in all.
+# Usage: bash bench/programs/record-train.sh OUTDIR [v|w|y] (from the project root).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record-train.sh OUTDIR [v|w]}"
+out="${1:?usage: record-train.sh OUTDIR [v|w|y]}"
 set_name="${2:-v}"
 here="$(cd "$(dirname "$0")" && pwd)"
 record="$here/../../../shared/tools/torch-traces/record.sh"
@@ -42,8 +43,30 @@ w)
   run w07-aebig -- --model ae --n 400000 --dim 512 --hidden 1024 --layers 4 --batch-size 256 \
     --threads 2 --epochs 6 --max-steps 150 --ckpt-every 2 --seed 37
   ;;
+y)
+  run y01-convae -- --model convae --n 20000 --img 32 --channels 3 --hidden 32 --batch-size 64 \
+    --threads 2 --workers 1 --epochs 6 --max-steps 80 --ckpt-every 2 --seed 511
+  run y02-mlp1t -- --model mlp --n 400000 --dim 64 --hidden 256 --layers 4 --batch-size 512 \
+    --threads 1 --epochs 10 --max-steps 120 --ckpt-every 3 --seed 512
+  run y03-cnn2w -- --model cnn --n 40000 --img 40 --channels 3 --hidden 32 --batch-size 128 \
+    --threads 2 --workers 2 --epochs 5 --max-steps 60 --seed 513
+  run y04-gru-cache -- --model gru --n 120000 --seq 64 --feat 12 --hidden 48 --batch-size 128 \
+    --threads 2 --epochs 6 --max-steps 100 --cache --seed 514
+  run y05-trf-w -- --model transformer --n 60000 --seq 64 --vocab 128 --hidden 96 --layers 3 \
+    --batch-size 64 --threads 2 --workers 1 --epochs 5 --max-steps 60 --seed 515
+  run y06-ae-big -- --model ae --n 150000 --dim 1024 --hidden 512 --batch-size 256 --threads 1 \
+    --epochs 8 --max-steps 80 --ckpt-every 2 --seed 516
+  run y07-convae-long -- --model convae --n 30000 --img 32 --channels 3 --hidden 32 \
+    --batch-size 64 --threads 2 --workers 1 --epochs 10 --max-steps 150 --ckpt-every 3 --seed 517
+  run y08-mlp-long -- --model mlp --n 300000 --dim 128 --hidden 512 --layers 3 --batch-size 256 \
+    --threads 2 --epochs 14 --max-steps 200 --ckpt-every 4 --seed 518
+  run y09-gru-1t -- --model gru --n 100000 --seq 64 --feat 16 --hidden 64 --batch-size 128 \
+    --threads 1 --workers 1 --epochs 8 --max-steps 120 --cache --seed 519
+  run y10-ae-w -- --model ae --n 200000 --dim 768 --hidden 384 --batch-size 256 --threads 2 \
+    --workers 2 --epochs 10 --max-steps 150 --ckpt-every 2 --seed 520
+  ;;
 *)
-  echo "record-train.sh: unknown set '$set_name' (v or w)" >&2
+  echo "record-train.sh: unknown set '$set_name' (v, w or y)" >&2
   exit 2
   ;;
 esac
