@@ -749,6 +749,16 @@ TEST_CASE(
     const PodDecision m = decide_pod(pod, {a_little_more}, 60, kSafetyMargins, gate, 1010);
     CHECK(m.action == Action::Resize);
     CHECK_THAT(m.message, Contains("(within the cooldown: memory at risk)"));
+    // A CPU cut with a little more memory: once the cut is held back, the 4% left is within
+    // minChange, too little for a resize, as the replay's Actuator judges.
+    const ContainerTarget cut_for_a_little_memory =
+        target_for(cur, alloc(0.5, 2.08 * GiB), ContainerPolicy{}, 0.05);
+    REQUIRE(cut_for_a_little_memory.worth_resizing);
+    const PodDecision w =
+        decide_pod(pod, {cut_for_a_little_memory}, 60, kSafetyMargins, gate, 1010);
+    CHECK(w.action == Action::Wait);
+    CHECK(w.reason == "Cooldown");
+    CHECK_THAT(w.message, Contains("last resize outside a cooldown 10 s ago"));
     // Within the cooldown no CPU is cut on the way; after it, as wanted.
     const ContainerTarget less_cpu = target_for(cur, alloc(0.5, 3 * GiB), ContainerPolicy{}, 0.05);
     const PodDecision d = decide_pod(pod, {less_cpu}, 60, kSafetyMargins, gate, 1010);

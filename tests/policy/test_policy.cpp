@@ -855,6 +855,17 @@ TEST_CASE("actuator: memory usage within its safety margin of the limit skips th
     act.decide(a_little_more, at(30, 0.5, 1.85 * GiB, {1, 2 * GiB}));
     CHECK(act.advance(45).request.memory == 2.08 * GiB);
     CHECK(act.resizes() == 2);
+    // A CPU cut with a little more memory (4%), memory at risk: the cut waits for the cooldown, and
+    // the 4% left is within minChange: no resize (the operator's decide_pod alike).
+    Actuator cut(guaranteed({1, GiB}), o);
+    cut.advance(0);
+    cut.decide(guaranteed({1, 2 * GiB}));
+    CHECK(cut.advance(15).request.memory == 2 * GiB);
+    cut.decide(guaranteed({0.5, 2.08 * GiB}), at(15, 0.5, 1.85 * GiB, {1, 2 * GiB}));
+    const Allocation held = cut.advance(30);
+    CHECK(held.request.cpu == 1);
+    CHECK(held.request.memory == 2 * GiB);
+    CHECK(cut.resizes() == 1);
 
     // A ramp faster than the margin: 1.3, then 1.5 GiB of 2 (0.2 more would be 1.7): the cooldown
     // holds; 1.8 (0.3 more would be 2.1, over the line the margin has not reached yet): now.

@@ -81,6 +81,16 @@ bool memory_grown_by(const std::vector<ContainerTarget>& targets) {
                        [](const ContainerTarget& t) { return t.worth_resizing && t.memory_grows; });
 }
 
+// Why a pod waits for its cooldown, or for its cooldown of CPU cuts.
+std::string cooldown_message(const PodGate& gate, double cooldown_seconds, double now) {
+    const auto seconds = [](double s) { return std::to_string(static_cast<int>(s)) + " s"; };
+    if (gate.cooldowns.holds_cpu_cuts(now, cooldown_seconds))
+        return "CPU raised " + seconds(now - *gate.cooldowns.cpu_raised) +
+               " ago: no CPU cut within the cooldown of " + seconds(cooldown_seconds);
+    return "last resize outside a cooldown " + seconds(now - *gate.cooldowns.start) +
+           " ago, cooldown " + seconds(cooldown_seconds);
+}
+
 // Whether a target is worth resizing (by more than its minChange), also once part of it is held
 // back.
 bool worth(const ContainerTarget& t) {
@@ -263,9 +273,7 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
                              raised_by(targets, safety_margins), memory_grows)) {
         d.action = Action::Wait;
         d.reason = "Cooldown";
-        d.message = "last resize outside a cooldown " +
-                    std::to_string(static_cast<int>(now - *gate.cooldowns.start)) +
-                    " s ago, cooldown " + std::to_string(static_cast<int>(cooldown_seconds)) + " s";
+        d.message = cooldown_message(gate, cooldown_seconds, now);
         return d;
     }
 
@@ -276,11 +284,9 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
     for (ContainerTarget t : targets) {
         if (!t.worth_resizing) continue;
         if (in_cooldown) cut_nothing(t);
-        if (cpu_held) {
-            cut_no_cpu(t);
-            if (!worth(t)) continue;  // too little left once its CPU cut is held back
-        }
-        if (!t.cpu_changed() && !t.memory_changed()) continue;
+        if (cpu_held) cut_no_cpu(t);
+        // Too little left once its cuts are held back (minChange), as the replay's Actuator judges.
+        if (!worth(t)) continue;
         const bool restart =
             (t.cpu_changed() && resize_policy(pod, t.name, "cpu") == "RestartContainer") ||
             (t.memory_changed() && resize_policy(pod, t.name, "memory") == "RestartContainer");
@@ -289,13 +295,10 @@ PodDecision decide_pod(const json& pod, const std::vector<ContainerTarget>& targ
         else
             d.resized.push_back(t);
     }
-    if (cpu_held && d.resized.empty() && d.skipped.empty()) {
+    if (d.resized.empty() && d.skipped.empty()) {  // too little left once cuts are held back
         d.action = Action::Wait;
         d.reason = "Cooldown";
-        d.message = "CPU raised " +
-                    std::to_string(static_cast<int>(now - *gate.cooldowns.cpu_raised)) +
-                    " s ago: no CPU cut within the cooldown of " +
-                    std::to_string(static_cast<int>(cooldown_seconds)) + " s";
+        d.message = cooldown_message(gate, cooldown_seconds, now);
         return d;
     }
     if (d.resized.empty()) {
