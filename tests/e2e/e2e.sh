@@ -266,28 +266,38 @@ replay_for node "$node_port" "$work/trace-1.csv" e2e-node '#0=big'
 # are not served (the policy's fallback: 1.5x per throttled run). flat wants 1.5 cores
 # throughout: below them it is throttled in every period, for 1.5 cores less its limit of
 # CPU-seconds a second, as the kernel counts them (bench/cfs-throttled.sh), and served so. Their
-# counters, and the limits seen (millicores), are written about five times a second.
+# counters are written about five times a second, from the limits a watch of the pods reports.
 awk -F, -v OFS=, 'NR > 1 && !($2 in seen) {seen[$2]; n++} NR == 1 || n <= 3 {if (NR > 1) {$3 = n == 3 ? 1 : 0.5; $4 = 536870912}; print}' \
     "$work/trace.csv" > "$work/trace-steady.csv"  # its first three executions
 millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1000}'; }
-applied_cpu_limit() {  # applied_cpu_limit POD PODS_JSON: millicores, nothing where not reported
-    jq -r --arg pod "$1" '.items[] | select(.metadata.name == $pod) | .status.containerStatuses[0].resources.limits.cpu // empty' <<< "$2" | millicores
+# Each risk pod's applied CPU limit (millicores), as the API server's watch reports it changed:
+# $work/POD.limit holds the latest, $work/POD-limits every one seen. A watch, not a read per
+# loop below: a `kubectl get` takes seconds on a loaded machine, and time the counters are
+# behind is counted at the old limit: after a raise, throttled under a limit no longer in force
+# (flat grew again in CI: 1 -> 1.65 -> 2.44 cores).
+read_cpu_limits() {
+    local pod cpu
+    jq --unbuffered -r '"\(.metadata.name) \(.status.containerStatuses[0].resources.limits.cpu // "-")"' < "$work/risk-pods" |
+        while read -r pod cpu; do
+            [[ $cpu == - ]] && continue
+            cpu=$(millicores <<< "$cpu")
+            echo "$cpu" >> "$work/$pod-limits"
+            echo "$cpu" > "$work/$pod.limit.new" && mv "$work/$pod.limit.new" "$work/$pod.limit"
+        done
 }
+mkfifo "$work/risk-pods"
+start_bg "$work/risk-pods" bash -c 'exec kubectl get pods -n e2e-risk --watch -o json 2> /dev/null'
+start_bg "$work/read-limits.log" read_cpu_limits
 cfs_counters() {
-    local ran_ms=0 burst_ms=0 flat_ms=0 flat_us=0 last now pods burst flat
+    local ran_ms=0 burst_ms=0 flat_ms=0 flat_us=0 last now burst flat
     local burst_pod='namespace="e2e-risk",pod="burst",container="main"' flat_pod='namespace="e2e-risk",pod="flat",container="main"'
     last=$(date +%s%3N)
     while :; do
-        # The time up to the read counts under the limits it returns: the status, which only rises
-        # here, still held them when the read began. (Counted up to when the read returned, the
-        # seconds kubectl takes on a loaded machine count as throttled after a raise, and flat
-        # grows again: 1 -> 1.65 -> 1.79 cores with each read made 1.5 s slower.)
+        # The time since the last count, at the limits in force now (a raise counts from when it
+        # was seen, never throttled after it).
         now=$(date +%s%3N)
-        pods=$(kubectl get pods -n e2e-risk -o json 2>/dev/null) || pods='{"items": []}'
-        burst=$(applied_cpu_limit burst "$pods") || burst=
-        flat=$(applied_cpu_limit flat "$pods") || flat=
-        [[ -z $burst ]] || echo "$burst" >> "$work/burst-limits"
-        [[ -z $flat ]] || echo "$flat" >> "$work/flat-limits"
+        burst=$(cat "$work/burst.limit" 2> /dev/null) || burst=
+        flat=$(cat "$work/flat.limit" 2> /dev/null) || flat=
         ran_ms=$((ran_ms + now - last))
         [[ -n $burst ]] && ((burst < 2000)) && burst_ms=$((burst_ms + now - last))
         if [[ -n $flat ]] && ((flat < 1500)); then
