@@ -14,9 +14,10 @@
 #     that resize would leave, however late the kill comes; the operator's log shows the refused
 #     Event and status, so the kill did fall inside. Then the policy goes, the operator is
 #     started again and leads once the dead replica's lease expired: the pod keeps what the
-#     resize set, no second resize of it comes within a cooldown of the restart (or only to the
-#     same values, or one for memory at risk, which cuts no CPU; without the restart's cooldown
-#     one came), the status converges.
+#     killed operator's last resize of it set (it may resize it again before the kill, as the
+#     resize subresource still passes), no second resize of it comes within a cooldown of the
+#     restart (or only to the same values, or one for memory at risk, which cuts no CPU; without
+#     the restart's cooldown one came), the status converges.
 #  2. etcd SIGKILLed and started again on its data (the kube-apiserver reconnects): the operator
 #     ticks on with /healthz 200, writes again afterwards, its status converges, and no
 #     resize is sent twice (over the whole run, no pod gets two successful resizes in a row with
@@ -275,6 +276,13 @@ wait_for 30 curl -fsS "http://127.0.0.1:$port_a/readyz" -o /dev/null 2>/dev/null
 # The killed replica never released the lease: the restarted one leads once it expired (15 s).
 check "restart after the kill: the operator leads again once the lease expired" wait_for 40 leading "$port_a"
 a2_leads=$(date +%s)
+# The killed operator may have resized that pod again before the kill (once its cooldown had
+# passed, a cut): what it set last is what the restarted one keeps.
+last_resize=$(writes | jq -s -c --arg p "$resized_pod" --arg from "$policy_from" --arg to "$killed_at" \
+    '[.[] | select(.who == "replica-a" and .what == "pods/resize" and .code == 200 and .name == $p and .t > $from and .t < $to)] | last')
+resized_secs=$(jq -r .secs <<< "$last_resize")
+resized_to=$(jq -c '.pod.spec.containers[0].resources' <<< "$last_resize")
+echo "last resize of $resized_pod before the kill: $resized_to"
 # Resources as the resize set them ($r), or a later resize's for a resource at risk, which the
 # cooldown lets through: more memory or CPU, nothing less.
 JQ_AS_RESIZED="$JQ_RESOURCES"' def as_resized($r): . == $r or at_risk_resize($r);'
