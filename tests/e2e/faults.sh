@@ -11,8 +11,8 @@
 #     ValidatingAdmissionPolicy refuses every write of replica-a but pods/resize (a policy
 #     matching "pods" does not match the subresource "pods/resize"). From the first resize
 #     that lands under it until the kill, the API server holds exactly what a kill right after
-#     that resize would leave, however late the kill comes; the operator's log shows the refused
-#     Event and status, so the kill did fall inside. Then the policy goes, the operator is
+#     the latest resize would leave, however late the kill comes; the operator's log shows the
+#     refused Event and status, so the kill did fall inside. Then the policy goes, the operator is
 #     started again and leads once the dead replica's lease expired: the pod keeps what the
 #     killed operator's last resize of it set (it may resize it again before the kill, as the
 #     resize subresource still passes), no second resize of it comes within a cooldown of the
@@ -242,18 +242,19 @@ refused() {
 }
 wait_for 20 refused || { echo "FAIL: the admission policy does not refuse replica-a's writes"; exit 1; }
 policy_from=$(now_rfc3339)
-first_resize() {  # the first resize of replica-a that landed under the policy: its JSON
-    writes | jq -s -c --arg t "$policy_from" \
-        '[.[] | select(.who == "replica-a" and .what == "pods/resize" and .code == 200 and .t > $t)] | first // empty'
+# landed_resize first|last [POD [BEFORE]]: that resize of replica-a among those that landed under
+# the policy (of POD, before the RFC 3339 time BEFORE): its JSON, nothing if there is none.
+landed_resize() {
+    writes | jq -s -c --arg t "$policy_from" --arg p "${2:-}" --arg before "${3:-}" \
+        '[.[] | select(.who == "replica-a" and .what == "pods/resize" and .code == 200 and .t > $t
+            and ($p == "" or .name == $p) and ($before == "" or .t < $before))] | '"$1"' // empty'
 }
 resize=""
 deadline=$((SECONDS + 90))
-while [[ -z $resize ]] && ((SECONDS < deadline)); do resize=$(first_resize); [[ -n $resize ]] || sleep 0.5; done
+while [[ -z $resize ]] && ((SECONDS < deadline)); do resize=$(landed_resize first); [[ -n $resize ]] || sleep 0.5; done
 [[ -n $resize ]] || { echo "FAIL: no resize under the admission policy within 90 s"; exit 1; }
 resized_pod=$(jq -r .name <<< "$resize")
-resized_secs=$(jq -r .secs <<< "$resize")
-resized_to=$(jq -c '.pod.spec.containers[0].resources' <<< "$resize")
-echo "resize of $resized_pod landed: $resized_to"
+echo "resize of $resized_pod landed: $(jq -c '.pod.spec.containers[0].resources' <<< "$resize")"
 # Its result comes back to the tick thread at the next tick (1 s), which then queues the Event
 # and the status: both are refused.
 follow_ups_refused() {
@@ -278,8 +279,7 @@ check "restart after the kill: the operator leads again once the lease expired" 
 a2_leads=$(date +%s)
 # The killed operator may have resized that pod again before the kill (once its cooldown had
 # passed, a cut): what it set last is what the restarted one keeps.
-last_resize=$(writes | jq -s -c --arg p "$resized_pod" --arg from "$policy_from" --arg to "$killed_at" \
-    '[.[] | select(.who == "replica-a" and .what == "pods/resize" and .code == 200 and .name == $p and .t > $from and .t < $to)] | last')
+last_resize=$(landed_resize last "$resized_pod" "$killed_at")
 resized_secs=$(jq -r .secs <<< "$last_resize")
 resized_to=$(jq -c '.pod.spec.containers[0].resources' <<< "$last_resize")
 echo "last resize of $resized_pod before the kill: $resized_to"
