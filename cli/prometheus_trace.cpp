@@ -4,6 +4,7 @@
 
 #include <phasescale/kube/selector.hpp>
 #include <phasescale/model/duration.hpp>
+#include <phasescale/policy/actuator.hpp>
 #ifdef PHASESCALE_WITH_PROMETHEUS
 #include <phasescale/prom/client.hpp>
 #include <phasescale/prom/features.hpp>
@@ -134,7 +135,7 @@ model::Trace read_prometheus_trace(const PrometheusSource& s) {
     const auto end = prom::TimePoint(std::chrono::duration_cast<prom::TimePoint::duration>(
         milliseconds(latest.count() / step.count() * step.count())));
     const prom::FeatureHistory history = prom::read_feature_history(
-        client, queries, {s.ns}, prom::rate_window(step, scrape), end - since, end, step);
+        client, queries, {s.ns}, policy::rate_window(step, scrape), end - since, end, step);
     if (!history.failures.empty()) {
         const auto& f = history.failures.front();
         throw std::runtime_error("Prometheus " + s.url + ": the " + f.feature +

@@ -163,7 +163,7 @@ double seconds_option(const std::string& duration, const char* option) {
 
 // --tick and --rate-window, where given, in seconds (the operator's duration grammar). The
 // window is by default what the operator's rates cover where Prometheus scrapes once a tick, as
-// at its defaults: a scrape interval (prom::rate_span).
+// at its defaults: a scrape interval.
 void apply_tick(const SimulateArgs& a, policy::ActuationOptions& actuation) {
     if (a.tick.empty()) {
         if (!a.rate_window.empty()) throw UsageError("--rate-window needs --tick");
@@ -409,7 +409,9 @@ Command add_simulate_command(CLI::App& parent) {
                     "With --tick: the seconds before a tick that CPU usage and throttling are "
                     "averaged over (the operator's: its --scrape-interval, which its default "
                     "queries' irate() covers; default a tick, as where Prometheus scrapes once a "
-                    "tick, at the operator's defaults)")
+                    "tick, at the operator's defaults). A throttled share is judged under the CPU "
+                    "limits of max(4 x this, --tick) before the tick, where the operator finds "
+                    "the scrapes it is taken from")
         ->type_name("DURATION");
     app->add_option("--horizon", s.phase.horizon_s,
                     "Phase policy: seconds its memory looks ahead (default: the cooldown; 0: none)")

@@ -59,49 +59,23 @@ PerResource raises(const Amount& current, const Amount& wanted, Margins safety_m
             wanted.memory > current.memory};
 }
 
-double throttled_under_limit(double share, const CpuWindow& window) {
-    // Nearly all: CFS lets a throttled container use its quota in every period but a few.
-    constexpr double kSaturated = 0.95;
-    const double used_since = window.used - window.allowed_before_raise;  // at least this
-    return used_since >= kSaturated * window.allowed_since_raise ? share : 0;
-}
-
 void CpuLimitHistory::observe(double timestamp, double asked, double applied, double window) {
-    if (limit_ && (asked > limit_->first || applied > limit_->second))
-        raised_ = {ticks_.back().first, timestamp};
+    if (limit_ && (asked > limit_->first || applied > limit_->second)) raise_seen_ = timestamp;
     limit_ = {asked, applied};
+    now_ = timestamp;
     window_ = window;
-    while (ticks_.size() > 1 && ticks_[1].first <= timestamp - window) ticks_.pop_front();
-    ticks_.emplace_back(timestamp, std::max(asked, applied));
 }
 
 void CpuLimitHistory::unknown_before(double timestamp) {
-    unknown_before_ = timestamp;
-    raised_ = {timestamp, timestamp};
+    raise_seen_ = timestamp;
 }
 
 double CpuLimitHistory::judge(double share, double usage) const {
-    if (ticks_.empty()) return share;
-    const double now = ticks_.back().first, from = now - window_;
-    const auto [raised_after, raise_seen] = raised_;
-    if (from >= raise_seen) return share;  // one limit since the window began
-    // Limits before the window's ticks, or before a restart, are not known: not judged.
-    if (from < std::max(ticks_.front().first, unknown_before_)) return 0;
-    // A window shorter than the time since the tick before may lie wholly after the raise.
-    const double split = std::max(from, raised_after);
-    return throttled_under_limit(share,
-                                 {usage * window_, allowed(from, split), allowed(split, now)});
-}
-
-double CpuLimitHistory::allowed(double from, double to) const {
-    double allowed = 0;
-    for (std::size_t i = 1; i < ticks_.size(); ++i) {
-        const double begin = std::max(from, ticks_[i - 1].first);
-        const double end = std::min(to, ticks_[i].first);
-        if (end > begin)
-            allowed += (end - begin) * std::max(ticks_[i - 1].second, ticks_[i].second);
-    }
-    return allowed;
+    // Nearly all: CFS lets a throttled container use its quota in every period but a few.
+    constexpr double kSaturated = 0.95;
+    if (!limit_ || now_ - window_ >= raise_seen_) return share;
+    const double limit = std::max(limit_->first, limit_->second);
+    return usage >= kSaturated * limit ? share : 0;
 }
 
 bool in_cooldown(std::optional<double> cooldown_start, double now, double cooldown_s) {

@@ -124,19 +124,20 @@ policy::Sample as_observed(policy::Sample s, bool cpu_capped_at_limit) {
 }
 
 // What the policy observes at a tick, as Prometheus reports it to the operator: CPU usage, the
-// throttled share and throttled seconds averaged over the rate window before it (rates), the share
-// judged under the limit in force as the operator's tracker judges it (policy::CpuLimitHistory),
-// memory at the tick (a gauge: a spike between two ticks goes unseen, though it kills), and an OOM
-// kill if one happened since the tick before (the container's last termination).
+// throttled share and throttled seconds averaged over the `rate` seconds before it (rates), the
+// share judged under the limits in force over the `window` its samples may lie in, as the
+// operator's tracker judges it (policy::CpuLimitHistory), memory at the tick (a gauge: a spike
+// between two ticks goes unseen, though it kills), and an OOM kill if one happened since the tick
+// before (the container's last termination).
 class AtTick {
 public:
-    explicit AtTick(double window) : window_(window) {}
+    AtTick(double rate, double window) : rate_(rate), window_(window) {}
     void add(const policy::Sample& observed) {
         seen_.push_back(observed);
         oom_killed_ = oom_killed_ || observed.oom_killed;
     }
     policy::Sample observe(policy::Sample latest) {
-        while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - window_)
+        while (seen_.size() > 1 && seen_.front().timestamp <= latest.timestamp - rate_)
             seen_.pop_front();
         double cpu = 0, throttled = 0, throttled_cores = 0;
         for (const policy::Sample& s : seen_) {
@@ -156,8 +157,8 @@ public:
     }
 
 private:
-    double window_;
-    std::deque<policy::Sample> seen_;  // the observed samples of the window
+    double rate_, window_;
+    std::deque<policy::Sample> seen_;  // the observed samples of the rates
     policy::CpuLimitHistory limits_;   // at the ticks of the window
     bool oom_killed_ = false;
 };
@@ -182,10 +183,12 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
     r.allocations.reserve(c.usage.size());
     Scorer scorer(initial);
     std::vector<double> observed_features;
-    // Every sample observed: a window of one sample, which observe() leaves as it is.
-    AtTick at_tick(!(options.tick_s > 0 && causal) ? 0
-                   : options.rate_window_s > 0     ? options.rate_window_s
-                                                   : options.tick_s);
+    // Every sample observed: rates of one sample, which observe() leaves as they are.
+    const bool at_ticks = options.tick_s > 0 && causal;
+    const double rate = !at_ticks                   ? 0
+                        : options.rate_window_s > 0 ? options.rate_window_s
+                                                    : options.tick_s;
+    AtTick at_tick(rate, at_ticks ? policy::rate_window(options.tick_s, rate) : 0);
     double next_tick = c.timestamps.empty() ? 0 : c.timestamps.front();
     for (std::size_t t = 0; t < c.usage.size(); ++t) {
         policy::Sample s;
@@ -205,7 +208,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         // The actuator, as the operator's tracker, sees what the kubelet reports too, once a
         // tick (the recommenders that see the future, every sample).
         at_tick.add(as_observed(s, options.cpu_capped_at_limit));
-        if (causal && options.tick_s > 0) {
+        if (at_ticks) {
             if (s.timestamp < next_tick) continue;
             while (next_tick <= s.timestamp) next_tick += options.tick_s;
         }

@@ -566,15 +566,15 @@ TEST_CASE("tracker: a share from before a raise counts once the new limit is use
     ContainerTracker t = default_tracker();
     TrackerInput in = input(100, 1, 1 * GiB, 1, 2 * GiB);
     const double grown = grown_after_throttling(t, in);
-    // Grown and applied at once, and the container uses all of it: its CPU rate over the window
-    // is the old limit's, then the new one's, as its ticks show them. It wants more than that
-    // too, so the shares of the next ticks grow it again, though their windows reach back before
-    // the raise (the test before: a container that does not use the new limit up waits them out).
+    // Grown and applied at once, and the container uses all of it: its CPU rate is the new
+    // limit's. It wants more than that too, so the shares of the next ticks grow it again, though
+    // the window their scrapes may lie in reaches back before the raise (the test before: a
+    // container that does not use the new limit up waits it out).
     in.allocated.cpu = in.limits.cpu = in.applied_cpu_limit = grown;
+    in.usage.cpu = in.features[0] = grown;
     std::optional<policy::Allocation> again;
     for (int i = 1; i <= 2; ++i) {
         in.timestamp += 15;
-        in.usage.cpu = in.features[0] = ((4 - i) * 1 + i * grown) / 4;
         again = t.step(in).recommendation;
     }
     REQUIRE(again);

@@ -516,14 +516,40 @@ TEST_CASE("tick: after a restart, throttled shares from before the last growth g
     for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
     const double grown = cpu_limit();
     REQUIRE(grown >= 1.5);
-    // The operator restarts at once: the share of its first tick covers the scrape interval
-    // before it (15 s), which may reach back over periods throttled under the old limit (the fake
-    // serves 0.6 throughout). A raise at risk would skip the cooldown a restart starts with.
+    // The operator restarts at once: the share of its first ticks is taken from scrapes within
+    // the window before them (4 scrapes of 15 s), which may lie before the growth, throttled under
+    // the old limit (the fake serves 0.6 throughout). A raise at risk would skip the cooldown a
+    // restart starts with.
     loop.restart();
+    for (int i = 0; i < 4; ++i) {
+        loop.tick();
+        CHECK(cpu_limit() <= grown);
+    }
+    // Past that window a share that stays throttled is the new limit's, and grows it.
     loop.tick();
-    CHECK(cpu_limit() <= grown);
-    // Past that interval a share that stays throttled is the new limit's, and grows it.
-    for (int i = 0; i < 3; ++i) loop.tick();
+    CHECK(cpu_limit() > grown);
+}
+
+TEST_CASE("tick: a throttled share is judged over the window its scrapes may lie in",
+          "[unit][control]") {
+    Loop loop("InPlace");
+    loop.pas["spec"]["cooldownSeconds"] = 300;  // no cut of the usage it shows meanwhile
+    at_its_core_limit(loop);
+    const auto cpu_limit = [&] { return cpu_limit_of(loop, "a"); };
+    // Throttled at its limit in most periods, until the policy grows it.
+    loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
+    for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
+    const double grown = cpu_limit();
+    REQUIRE(grown >= 1.5);
+    // Prometheus goes on answering the old share and usage, as the latest two scrapes within the
+    // window (4 scrapes of 15 s) do where they lie before the growth: nothing grows while they
+    // may (the window from the tick before the one that saw it).
+    for (int i = 0; i < 4; ++i) {
+        loop.tick();
+        CHECK(cpu_limit() == grown);
+    }
+    // Past it a share that stays throttled is the new limit's, and grows it.
+    loop.tick();
     CHECK(cpu_limit() > grown);
 }
 

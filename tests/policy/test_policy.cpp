@@ -9,6 +9,7 @@
 #include "fixtures.hpp"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 
 using namespace phasescale;
@@ -942,60 +943,54 @@ TEST_CASE(
     CHECK(raises({2, 2 * GiB}, {2.3, GiB}, {0.1, 0.1}).cpu);
 }
 
-TEST_CASE("throttling: a share from before a raise counts where the new limit was used up too",
-          "[policy]") {
-    // Raised from 1 core to 1.5 after 45 s of a 60 s window: the container used 45 core-seconds
-    // at most before it, so 67.5 in all shows the 22.5 that 1.5 cores allowed since used up.
-    CHECK(throttled_under_limit(0.4, {67.5, 45, 22.5}) == 0.4);
-    CHECK(throttled_under_limit(0.4, {45 + 0.95 * 22.5, 45, 22.5}) == 0.4);
-    // Less: the share may describe the old limit alone, not counted again.
-    CHECK(throttled_under_limit(0.4, {60, 45, 22.5}) == 0);
-    CHECK(throttled_under_limit(0, {67.5, 45, 22.5}) == 0);
-    // Raised as the window began, or by then: all of it used, or not.
-    CHECK(throttled_under_limit(0.4, {90, 0, 90}) == 0.4);
-    CHECK(throttled_under_limit(0.4, {80, 0, 90}) == 0);
-}
-
 TEST_CASE("throttling: the limits of the ticks judge a share under the limit in force",
           "[policy]") {
-    // Ticks every 15 s, shares over 60 s; 1 core, asked up to 1.5 at 45 s, applied by 60 s.
+    // Ticks every 15 s, rates found within 60 s; 1 core, asked up to 1.5 at 45 s, applied by 60 s.
     CpuLimitHistory h;
     for (double t : {0.0, 15.0, 30.0, 45.0}) h.observe(t, t < 45 ? 1 : 1.5, 1, 60);
-    // At 45 s the window reaches back before the first tick: limits not known, not judged.
-    CHECK(h.judge(0.4, 1.5) == 0);
-    h.observe(60, 1.5, 1.5, 60);
-    // The raise applied by 60 s is taken from 45 s on. Before it, at most 1 core to 30 s and the
-    // 1.5 asked between 30 and 45 s (52.5 core-seconds); since, 1.5 x 15. A rate of 1.25 cores
-    // over the window (75 core-seconds) used that up; 1.2 (72) may not have.
-    CHECK(h.judge(0.4, 1.25) == 0.4);
-    CHECK(h.judge(0.4, 1.2) == 0);
-    // Once the window begins at the tick that saw the raise, the share counts as it is.
-    for (double t = 75; t <= 120; t += 15) h.observe(t, 1.5, 1.5, 60);
+    // The share's scrapes may lie before the raise: it counts only where they used 95% of 1.5
+    // cores, which 1 core never allowed.
+    CHECK(h.judge(0.4, 1) == 0);
+    CHECK(h.judge(0.4, 1.425) == 0.4);
+    h.observe(60, 1.5, 1.5, 60);  // applied: the raise seen again
+    CHECK(h.judge(0.4, 1.4) == 0);
+    // Once the window begins at the tick that saw the latest raise, the share counts as it is.
+    for (double t = 75; t <= 105; t += 15) h.observe(t, 1.5, 1.5, 60);
+    CHECK(h.judge(0.4, 1.4) == 0);
+    h.observe(120, 1.5, 1.5, 60);
     CHECK(h.judge(0.4, 1) == 0.4);
-    // An operator that restarted knows no limit before its first tick.
-    h.unknown_before(120);
-    h.observe(135, 1.5, 1.5, 60);
-    CHECK(h.judge(0.4, 1.5) == 0);
-    for (double t = 150; t <= 180; t += 15) h.observe(t, 1.5, 1.5, 60);
+    // After a cut at once: what was throttled under 1.5 cores is under 1 too.
+    h.observe(135, 1, 1, 60);
+    CHECK(h.judge(0.4, 0.5) == 0.4);
+    // An operator that restarted knows no limit before its first tick: as if raised then.
+    h.unknown_before(150);
+    h.observe(150, 1, 1, 60);
+    CHECK(h.judge(0.4, 0.9) == 0);
     CHECK(h.judge(0.4, 1) == 0.4);
+    for (double t = 165; t <= 210; t += 15) h.observe(t, 1, 1, 60);
+    CHECK(h.judge(0.4, 0.5) == 0.4);
 }
 
-TEST_CASE("throttling: a share over less than the time since the tick before is judged over it",
-          "[policy]") {
-    // Shares over the last 15 s (one scrape interval), ticks 50 s apart (a sparse trace, or ticks
-    // missed): 1 core, raised to 1.5 between the ticks at 50 and 100 s.
+TEST_CASE("throttling: a share is judged over the window its scrapes may lie in", "[policy]") {
+    // max(4 scrapes, a tick), in seconds or a std::chrono duration.
+    CHECK(rate_window(15.0, 15.0) == 60);
+    CHECK(rate_window(15.0, 1.0) == 15);
+    CHECK(rate_window(std::chrono::milliseconds(2000), std::chrono::milliseconds(1000)) ==
+          std::chrono::milliseconds(4000));
+    // Ticks and scrapes every second; 1 core, raised to 1.65 and seen applied at 4 s. At 5 s the
+    // latest two scrapes may both lie before the raise (a late scrape): throttled in every period
+    // at 1 core, using it all. Judged over one interval the share counted (and grew the limit
+    // again); over the window it does not, for 1 core used no more than 1.65 allowed.
+    const double window = rate_window(1.0, 1.0);
     CpuLimitHistory h;
-    h.observe(0, 1, 1, 15);
-    h.observe(50, 1, 1, 15);
-    h.observe(100, 1.5, 1.5, 15);
-    // The raise may lie anywhere in the window: all of it is taken at the higher limit. 1.45 cores
-    // used up 95% of 1.5 (counted, where the 50 s since the tick before, at 1.5, were not); 1.4
-    // may not have.
-    CHECK(h.judge(0.4, 1.45) == 0.4);
-    CHECK(h.judge(0.4, 1.4) == 0);
-    // At the next tick the window lies after the raise.
-    h.observe(150, 1.5, 1.5, 15);
-    CHECK(h.judge(0.4, 1) == 0.4);
+    for (double t = 0; t <= 4; ++t) h.observe(t, t < 4 ? 1 : 1.65, t < 4 ? 1 : 1.65, window);
+    h.observe(5, 1.65, 1.65, window);
+    CHECK(h.judge(1, 1) == 0);
+    // Using all of the new limit, it was throttled under it too.
+    CHECK(h.judge(1, 1.65) == 1);
+    // Once the window begins at the tick that saw the raise, its scrapes lie after it.
+    for (double t = 6; t <= 8; ++t) h.observe(t, 1.65, 1.65, window);
+    CHECK(h.judge(1, 1) == 1);
 }
 
 TEST_CASE("actuator: bounds and controlled values, limits keep the pod's QoS", "[policy]") {

@@ -199,10 +199,6 @@ TEST_CASE("the client rejects unusable configurations", "[unit]") {
 TEST_CASE("the default feature queries, per namespace, with the window of the tick", "[unit]") {
     FeatureQueries q;
     REQUIRE(q.features() == std::vector<std::string>{"cpu.usage.cores", "mem.working.set"});
-    CHECK(rate_window(15s, 15s) == 60s);
-    CHECK(rate_window(15s, 1s) == 15s);
-    CHECK(rate_window(2s, 1s) == 4s);
-    CHECK(rate_span(15s) == 15);  // irate(): the latest scrape interval within the window
     CHECK(promql_duration(60s) == "60s");
     CHECK(promql_duration(1500ms) == "1500ms");
     CHECK_THROWS_AS(promql_duration(0ms), ConfigError);

@@ -241,13 +241,17 @@ TEST_CASE("replay at a tick: CPU averaged over the rate window, throttling under
     // Half the window throttled, but under the old limit: not counted again.
     CHECK(enough.seen[3].cpu_throttled == 0);
 
-    // 3 cores: the container used all the new limit allowed too (as the operator bounds it: the
-    // raise begun at the tick before the one that saw it), so the window's share counts at once.
+    // 3 cores: at 30 s its rate holds the old limit's samples too, and its share is not counted
+    // (its usage, 2.25 cores, short of 95% of 2.5); at 40 s the rate is the new limit's alone,
+    // used up: its share counts, though the operator would find its scrapes anywhere within
+    // max(4 x 20, 10) s.
     Recording short_of_it;
     replay(wanting(3), short_of_it, true, operator_like);
     REQUIRE(short_of_it.seen.size() == 7);
     CHECK(short_of_it.seen[3].usage.cpu == Approx((2 + 2 + 2.5 + 2.5) / 4));
-    CHECK(short_of_it.seen[3].cpu_throttled == 1);
+    CHECK(short_of_it.seen[3].cpu_throttled == 0);
+    CHECK(short_of_it.seen[4].usage.cpu == Approx(2.5));
+    CHECK(short_of_it.seen[4].cpu_throttled == 1);
 
     // A cut: what was throttled under the higher limit is throttled under the lower one too.
     Recording cut;

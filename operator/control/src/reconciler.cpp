@@ -8,6 +8,7 @@
 #include <phasescale/kube/json.hpp>
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/pretrained.hpp>
+#include <phasescale/policy/actuator.hpp>
 
 #include "phasescale/control/pod.hpp"
 #include "phasescale/control/quantity.hpp"
@@ -693,7 +694,7 @@ void Reconciler::read_metrics(NamespacePass& pass, Deadline& deadline, TickSumma
         const bool cut = deadline.cuts_waits();
         try {
             snap = metrics_->features(url, q, pass.ns,
-                                      prom::rate_window(options_.tick, options_.scrape_interval),
+                                      policy::rate_window(options_.tick, options_.scrape_interval),
                                       deadline.query_options());
             // A query that timed out waiting what was left of the tick spent it: this namespace
             // and the next are skipped, as if it had waited to the very end.
@@ -728,8 +729,8 @@ const prom::FeatureHistory* Reconciler::history(NamespacePass& pass, const std::
                              step;
             const auto start = end - step * kWarmUpSamples;
             h = metrics_->history(url, pass.queries[url], pass.ns,
-                                  prom::rate_window(options_.tick, options_.scrape_interval), start,
-                                  end, step, deadline.query_options());
+                                  policy::rate_window(options_.tick, options_.scrape_interval),
+                                  start, end, step, deadline.query_options());
             summary.prometheus_queries += h->queries;
         } catch (const std::exception& e) {
             log("warning", "history query failed",
@@ -825,7 +826,9 @@ Reconciler::PodReading Reconciler::step_trackers(NamespacePass& pass, Work& w,
         TrackerInput in =
             tracker_input(snap, columns, prom::ContainerKey{pass.ns, name, c.name}, c, pod, now);
         if (node != node_sizes_.end()) in.node_capacity = node->second.capacity;
-        in.rate_window = prom::rate_span(options_.scrape_interval);
+        in.rate_window = std::chrono::duration<double>(
+                             policy::rate_window(options_.tick, options_.scrape_interval))
+                             .count();
         const auto started = std::chrono::steady_clock::now();
         TrackerStep step;
         try {

@@ -47,11 +47,6 @@ FeatureQueryFailure failure_of(const std::string& feature, const std::string& ns
 
 }  // namespace
 
-std::chrono::milliseconds rate_window(std::chrono::milliseconds tick,
-                                      std::chrono::milliseconds scrape_interval) {
-    return std::max(kScrapesPerWindow * scrape_interval, tick);
-}
-
 std::string promql_duration(std::chrono::milliseconds duration) {
     if (duration.count() <= 0) throw ConfigError("a PromQL duration must be positive");
     if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + "s";

@@ -11,6 +11,7 @@
 #include <phasescale/policy/bounds.hpp>
 #include <phasescale/policy/recommender.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -38,7 +39,8 @@ struct ActuationOptions {
     // sample is scored all the same: memory over the limit between two ticks is an OOM kill.
     double tick_s = 0;
     // With a tick: the seconds before it that CPU usage and the throttled share are averaged over,
-    // as rates (what the operator's cover: a scrape interval, prom::rate_span); 0: the tick.
+    // as rates (what the operator's irate() covers: a scrape interval); 0: the tick. The share is
+    // judged under the limits of rate_window(tick_s, this), where the operator finds its samples.
     double rate_window_s = 0;
 };
 
@@ -119,58 +121,48 @@ bool only_raises_cpu(const Amount& current, const Amount& wanted);
 // a cooldown.
 PerResource at_risk(const Sample& sample, Margins safety_margins, double memory_before);
 
-// The CPU (core-seconds) of a rate window in which the CPU limit was raised, split at the latest
-// raise.
-struct CpuWindow {
-    double used = 0;                  // CPU used over the window
-    double allowed_before_raise = 0;  // the most the limits let it use before that raise
-    double allowed_since_raise = 0;   // and since
-};
+// The seconds before a tick within which the operator finds the samples its rates are taken from:
+// a few scrapes, so that a failed scrape or two leaves an answer, and no less than a tick, so that
+// a rate() skips no usage. Seconds or a std::chrono duration.
+inline constexpr int kScrapesPerWindow = 4;
+template <class Duration>
+Duration rate_window(Duration tick, Duration scrape_interval) {
+    return std::max(Duration(kScrapesPerWindow * scrape_interval), tick);
+}
 
-// The throttled share measured over a rate window that began before the CPU limit was raised,
-// judged under the new limit. Such a window describes the old limit too: counted as it is, it
-// would raise the container once more at every tick until the window had passed. So it counts
-// only where the container used 95% or more of what the new limit allowed, even if it used all
-// the old one allowed: then it was throttled under the new limit too. Else it counts as not
-// throttled. (Set aside whatever the usage, as before, a container raised at every tick by its
-// own capped usage was never seen throttled: at the operator's tick a generated job wanting 4
-// cores took 7 minutes to grow from 0.5, now under 4, docs/savings.md.) A window wholly after
-// the raise, or in which the limit was only cut, counts as measured: what was throttled under a
-// higher limit is throttled under a lower one too.
-double throttled_under_limit(double share, const CpuWindow& window);
-
-// The CPU limits a container ran under at the ticks of its rate window, to judge a throttled share
-// measured over the window under the limit in force (throttled_under_limit). The operator's
-// tracker and the replay at a tick keep one each. A tick sees a raise made since the tick before
-// (as the kubelet's status reports it, after the spec asked for it). So a window lies after the
-// raise once it begins at the tick that saw it; within the window the raise is taken to have
-// begun at the tick before (or at the window's start, where that tick lies before it), and
-// between two ticks the higher of their limits to have held:
-// bounds that never take a container for throttled under a new limit where it may not have been.
+// A tick's throttled share judged under the CPU limit in force, from the limits of the ticks. The
+// operator's tracker and the replay at a tick keep one each. A tick sees a raise made since the
+// tick before (as the kubelet's status reports it, after the spec asked for it). The share counts
+// as it is once the window its samples lie in (rate_window) begins at or after the tick that saw
+// the latest raise; and where the limit was only cut: what was throttled under a higher limit is
+// throttled under a lower one too. Before that, the operator's irate() may have taken it from two
+// scrapes before the raise, or across it (a late or failed scrape leaves the latest two older
+// than one interval), and counted, it would raise the container once more. Taken as the latest
+// interval's, such a pair of scrapes grew the e2e's flat pod twice in CI (1 -> 1.65 -> 2.475
+// cores) where its demand of 1.5 cores wanted one growth. So it counts then only where the
+// container used 95% or more of the limit in force over the same samples: under the old limit it
+// could not have, and throttled so it was throttled under the new one too. (Set aside whatever
+// the usage, as before session 38, a container raised at every tick by its own capped usage was
+// never seen throttled: at the operator's tick a generated job wanting 4 cores took 7 minutes to
+// grow from 0.5, now under 4, docs/savings.md.)
 class CpuLimitHistory {
 public:
     // The limit at a tick, as the pod's spec asks it and as the kubelet reports it applied (0: not
-    // reported); a rise of either is a raise. `window`: the seconds the tick's rates cover. Once a
-    // tick, before judge().
+    // reported); a rise of either is a raise. `window`: the seconds before the tick within which
+    // the samples of its rates lie (rate_window). Once a tick, before judge().
     void observe(double timestamp, double asked, double applied, double window);
     // Takes the limits before `timestamp` as not known (an operator that restarted cannot know
-    // those the one before it set): no share whose window began before it is judged throttled.
+    // those the one before it set), as if raised then.
     void unknown_before(double timestamp);
-    // The throttled `share` over the latest tick's window, with the CPU `usage` (cores, a rate
-    // over the same window), as it counts under the limit in force.
+    // The throttled `share` of the latest tick, with the CPU `usage` (cores) of the same samples,
+    // as it counts under the limit in force.
     double judge(double share, double usage) const;
 
 private:
-    double allowed(double from, double to) const;  // core-seconds the ticks' limits allowed
-
-    std::optional<std::pair<double, double>> limit_;  // asked and applied at the latest tick
-    double window_ = 0;                               // and the seconds its rates cover
-    // The higher of the two at each tick of the window, and one before it.
-    std::deque<std::pair<double, double>> ticks_;
-    // The latest raise: after the first of these ticks and by the second.
-    std::pair<double, double> raised_{-kForever, -kForever};
-    double unknown_before_ = -kForever;
     static constexpr double kForever = std::numeric_limits<double>::infinity();
+    std::optional<std::pair<double, double>> limit_;  // asked and applied at the latest tick
+    double now_ = -kForever, window_ = 0;             // that tick, and its rates' window
+    double raise_seen_ = -kForever;                   // the tick that saw the latest raise
 };
 
 // True within `cooldown_s` of the start of the cooldown (unix or trace seconds).

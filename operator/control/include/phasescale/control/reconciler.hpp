@@ -52,8 +52,8 @@ struct ReconcilerOptions {
     // each keeping at least what trim_node keeps. Its owner starts and stops it.
     std::shared_ptr<kube::Informer> nodes;
     std::chrono::milliseconds tick{15000};
-    // Prometheus' scrape interval: what the rates cover (prom::rate_span), and the window they
-    // are found in (prom::rate_window).
+    // Prometheus' scrape interval: what the rates cover, and the window they are found in
+    // (policy::rate_window).
     std::chrono::milliseconds scrape_interval{15000};
     std::string field_manager = "phasescale-operator";
     std::size_t max_recent_decisions = 20;

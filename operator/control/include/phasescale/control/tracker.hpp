@@ -65,7 +65,7 @@ struct TrackerInput {
     policy::Amount limits;         // and limits (0: none)
     double cpu_throttled = 0;      // share of CPU periods throttled at the limit (NaN: missing)
     double cpu_throttled_cores = std::numeric_limits<double>::quiet_NaN();  // s/s (NaN: missing)
-    double rate_window = 0;        // the seconds that share (a rate) covers (prom::rate_span)
+    double rate_window = 0;        // the seconds its rates' samples lie in (policy::rate_window)
     double applied_cpu_limit = 0;  // the CPU limit the kubelet reports applied (0: not reported)
     int restart_count = 0;
     bool last_oom_killed = false;  // lastState.terminated.reason == OOMKilled

@@ -3,8 +3,9 @@
 // (namespace, pod, container).
 //
 // Templates may use two placeholders, the CRD's: {namespace} (replaced by the namespace, escaped
-// for a PromQL string) and {window} (a PromQL duration, for irate() or rate()). Every template
-// must use {namespace}, so that its answer is the namespace's containers only.
+// for a PromQL string) and {window} (a PromQL duration, for irate() or rate(): the operator's is
+// policy::rate_window). Every template must use {namespace}, so that its answer is the
+// namespace's containers only.
 #pragma once
 
 #include <chrono>
@@ -57,21 +58,6 @@ inline constexpr std::string_view kDefaultThrottledTemplate =
 inline constexpr std::string_view kDefaultThrottledCoresTemplate =
     R"(sum by (namespace, pod, container) (irate(container_cpu_cfs_throttled_seconds_total{)"
     R"(namespace="{namespace}", container!="", container!="POD"}[{window}])))";
-
-// The window irate() finds its last two scrapes in (or a template's rate() averages over): a
-// few scrapes, so that a failed scrape or two leaves an answer, and no less than a tick, so that
-// a rate() skips no usage: max(kScrapesPerWindow * scrape_interval, tick). The default queries'
-// rates cover one scrape interval (rate_span).
-inline constexpr int kScrapesPerWindow = 4;
-std::chrono::milliseconds rate_window(std::chrono::milliseconds tick,
-                                      std::chrono::milliseconds scrape_interval);
-// The seconds the default queries' CPU usage and throttled share cover: one scrape interval.
-// (A throttled-share template that averages over {window} instead is judged as if it covered one
-// interval: a share from before a raise of the CPU limit then counts at each tick its window
-// still reaches back over it; docs/crd.md.)
-inline double rate_span(std::chrono::milliseconds scrape_interval) {
-    return std::chrono::duration<double>(scrape_interval).count();
-}
 
 // A PromQL duration: "60s", "1500ms" (whole seconds when exact). Throws ConfigError if not > 0.
 std::string promql_duration(std::chrono::milliseconds duration);
