@@ -130,21 +130,21 @@ Duration rate_window(Duration tick, Duration scrape_interval) {
     return std::max(Duration(kScrapesPerWindow * scrape_interval), tick);
 }
 
-// A tick's throttled share judged under the CPU limit in force, from the limits of the ticks. The
-// operator's tracker and the replay at a tick keep one each. A tick sees a raise made since the
-// tick before (as the kubelet's status reports it, after the spec asked for it). The share counts
-// as it is once the window its samples lie in (rate_window) begins at or after the tick that saw
-// the latest raise; and where the limit was only cut: what was throttled under a higher limit is
-// throttled under a lower one too. Before that, the operator's irate() may have taken it from two
-// scrapes before the raise, or across it (a late or failed scrape leaves the latest two older
-// than one interval), and counted, it would raise the container once more. Taken as the latest
-// interval's, such a pair of scrapes grew the e2e's flat pod twice in CI (1 -> 1.65 -> 2.475
-// cores) where its demand of 1.5 cores wanted one growth. So it counts then only where the
-// container used 95% or more of the limit in force over the same samples: under the old limit it
-// could not have, and throttled so it was throttled under the new one too. (Set aside whatever
-// the usage, as before session 38, a container raised at every tick by its own capped usage was
-// never seen throttled: at the operator's tick a generated job wanting 4 cores took 7 minutes to
-// grow from 0.5, now under 4, docs/savings.md.)
+// A tick's throttled share judged under the CPU limit in force, from the tick that saw the latest
+// raise of the limit. The operator's tracker and the replay at a tick keep one each. A tick sees a
+// raise made since the tick before (as the kubelet's status reports it, after the spec asked for
+// it). The share counts as it is once the window its samples lie in (rate_window) begins at or
+// after the tick that saw the latest raise; and where the limit was only cut: what was throttled
+// under a higher limit is throttled under a lower one too. Before that, the operator's irate() may
+// have taken it from two scrapes before the raise, or across it (a late or failed scrape leaves
+// the latest two older than one interval), and counted, it would raise the container once more.
+// Taken as the latest interval's, such a pair of scrapes grew the e2e's flat pod twice in CI
+// (1 -> 1.65 -> 2.475 cores) where its demand of 1.5 cores wanted one growth. So it counts then
+// only where the container used 95% or more of the limit in force over the same samples: under
+// the old limit it could not have, and throttled so it was throttled under the new one too. (Set
+// aside whatever the usage, as before session 39, a container raised at every tick by its own
+// capped usage was never seen throttled: at the operator's tick a generated job wanting 4 cores
+// took 7 minutes to grow from 0.5, now under 4, docs/savings.md.)
 class CpuLimitHistory {
 public:
     // The limit at a tick, as the pod's spec asks it and as the kubelet reports it applied (0: not
