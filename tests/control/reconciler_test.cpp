@@ -504,18 +504,24 @@ double cpu_limit_of(Loop& loop, const std::string& pod) {
         loop.pods[pod]["spec"]["containers"][0]["resources"]["limits"]["cpu"].get<std::string>());
 }
 
+// Pod "a" of `loop` at_its_core_limit, then throttled in 60% of its periods (a demand above its
+// limit) from then on, through the ticks until the policy grows it: the CPU limit it grew to.
+double grown_once_throttled(Loop& loop) {
+    at_its_core_limit(loop);
+    loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
+    for (int i = 0; i < 4 && cpu_limit_of(loop, "a") <= 1; ++i) loop.tick();
+    const double grown = cpu_limit_of(loop, "a");
+    REQUIRE(grown >= 1.5);
+    return grown;
+}
+
 }  // namespace
 
 TEST_CASE("tick: after a restart, throttled shares from before the last growth grow nothing",
           "[unit][control]") {
     Loop loop("InPlace");
-    at_its_core_limit(loop);
+    const double grown = grown_once_throttled(loop);
     const auto cpu_limit = [&] { return cpu_limit_of(loop, "a"); };
-    // Throttled at its limit, in most periods (a demand above it), until the policy grows it.
-    loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
-    for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
-    const double grown = cpu_limit();
-    REQUIRE(grown >= 1.5);
     // The operator restarts at once: the share of its first ticks is taken from scrapes within
     // the window before them (4 scrapes of 15 s), which may lie before the growth, throttled under
     // the old limit (the fake serves 0.6 throughout). A raise at risk would skip the cooldown a
@@ -534,13 +540,8 @@ TEST_CASE("tick: a throttled share is judged over the window its scrapes may lie
           "[unit][control]") {
     Loop loop("InPlace");
     loop.pas["spec"]["cooldownSeconds"] = 300;  // no cut of the usage it shows meanwhile
-    at_its_core_limit(loop);
+    const double grown = grown_once_throttled(loop);
     const auto cpu_limit = [&] { return cpu_limit_of(loop, "a"); };
-    // Throttled at its limit in most periods, until the policy grows it.
-    loop.metrics->throttled[{"ml", "a", "main"}] = 0.6;
-    for (int i = 0; i < 4 && cpu_limit() <= 1; ++i) loop.tick();
-    const double grown = cpu_limit();
-    REQUIRE(grown >= 1.5);
     // Prometheus goes on answering the old share and usage, as the latest two scrapes within the
     // window (4 scrapes of 15 s) do where they lie before the growth: nothing grows while they
     // may (the window from the tick before the one that saw it).
