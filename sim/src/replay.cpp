@@ -159,7 +159,7 @@ public:
 private:
     double rate_, window_;
     std::deque<policy::Sample> seen_;  // the observed samples of the rates
-    policy::CpuLimitHistory limits_;   // at the ticks of the window
+    policy::CpuLimitHistory limits_;   // the latest limits, and when last raised
     bool oom_killed_ = false;
 };
 

@@ -273,8 +273,9 @@ millicores() { awk '{v = $1; if (sub(/m$/, "", v)) print v + 0; else print v * 1
 # Each risk pod's applied CPU limit (millicores), as the API server's watch reports it changed:
 # $work/POD.limit holds the latest, $work/POD-limits every one seen. A watch, not a read per
 # loop below: a `kubectl get` takes seconds on a loaded machine, and time the counters are
-# behind is counted at the old limit: after a raise, throttled under a limit no longer in force
-# (flat grew again in CI: 1 -> 1.65 -> 2.44 cores).
+# behind is counted at the old limit: after a raise, throttled under a limit no longer in force.
+# (flat's second growth in CI, 1 -> 1.65 -> 2.44 or 2.475 cores, was the operator's, not this
+# loop's: it took two scrapes across the raise for the latest interval's; policy::CpuLimitHistory.)
 read_cpu_limits() {
     local pod cpu
     jq --unbuffered -r '"\(.metadata.name) \(.status.containerStatuses[0].resources.limits.cpu // "-")"' < "$work/risk-pods" |

@@ -80,7 +80,7 @@ ContainerTracker::ContainerTracker(std::shared_ptr<const model::PhaseModel> mode
       shown_(label_hold_seconds) {}
 
 // The throttled share of the input, as the policy judges it under the CPU limit in force
-// (policy::CpuLimitHistory, from the limits of the ticks of its rate window).
+// (policy::CpuLimitHistory, from the tick that saw the latest raise and its rates' window).
 double ContainerTracker::cpu_throttled(const TrackerInput& in) {
     cpu_limits_.observe(in.timestamp, in.limits.cpu, in.applied_cpu_limit, in.rate_window);
     // No answer, or none that makes sense (0/0 without CFS periods): not known to be throttled.

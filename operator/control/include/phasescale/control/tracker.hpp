@@ -120,7 +120,7 @@ private:
     std::optional<int> last_restart_count_;
     policy::Margins safety_margins_;  // the spec's
     double memory_before_ = 0;        // the memory usage of the latest sample observed (at_risk)
-    policy::CpuLimitHistory cpu_limits_;  // at the ticks of the rate window
+    policy::CpuLimitHistory cpu_limits_;  // the latest limits, and when last raised
     double phase_since_ = 0;
     ShownPhase shown_;
     std::size_t samples_ = 0;
