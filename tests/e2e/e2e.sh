@@ -25,6 +25,10 @@
 # restarted; the operator SIGKILLed and restarted (its first tick resizes nothing); two replicas
 # with leader election, the leader SIGKILLed (the other takes over, never both lead).
 # Usage: e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI SOURCE_DIR
+# ctest runs it (`ctest -R 'operator.e2e$'`). By hand, give it ctest's nodes (the test control
+# plane's default of 8 cores each is too small for its pods, and its checks fail):
+#   PHASESCALE_TESTENV_NODE_CPU=16 PHASESCALE_TESTENV_NODE_MEMORY=32Gi \
+#     tests/testenv/with-testenv.sh tests/e2e/e2e.sh OPERATOR REPLAY_EXPORTER PHASESCALE_CLI .
 set -euo pipefail
 
 operator=$1 replay=$2 cli=$3 root=$4
