@@ -300,6 +300,9 @@ PhaseStatistics read_statistics(const Node& n, int k) {
         // Models written before the rise was kept have none: the policy then provisions none.
         if (phase.json.contains("rise"))
             ps.rise = read_column_summaries(phase.at("rise"), s.usage_columns);
+        // Nor a settled rise before it was kept: the policy then takes the rise throughout.
+        if (phase.json.contains("settled_rise"))
+            ps.settled_rise = read_column_summaries(phase.at("settled_rise"), s.usage_columns);
         ps.visit_samples = read_summary(phase.at("visit_samples"));
         ps.visit_seconds = read_summary(phase.at("visit_seconds"));
         ps.distance = read_summary(phase.at("distance"));
@@ -505,6 +508,8 @@ Json write_statistics(const PhaseStatistics& s) {
                    {"visit_seconds", summary(ps.visit_seconds, "visit_seconds")},
                    {"distance", summary(ps.distance, "distance")}};
         if (!ps.rise.empty()) phase["rise"] = by_column(ps.rise, "rise");
+        if (!ps.settled_rise.empty())
+            phase["settled_rise"] = by_column(ps.settled_rise, "settled_rise");
         phases.push_back(std::move(phase));
     }
     Json sequences = Json::array();

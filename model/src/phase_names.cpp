@@ -9,8 +9,6 @@
 namespace phasescale::model {
 namespace {
 
-constexpr const char* kCpuColumn = "cpu.usage.cores";
-constexpr const char* kMemoryColumn = "mem.working.set";
 // Below this ratio of highest to lowest mean the phases use about the same: all "mid".
 constexpr double kSameRatio = 1.5;
 
@@ -88,8 +86,8 @@ std::vector<std::string> derive_phase_names(const PhaseModel& model) {
     std::vector<std::string> names(k);
     std::vector<std::optional<double>> cpu(k), memory(k);
     if (model.statistics && model.statistics->phases.size() == k) {
-        cpu = means(*model.statistics, kCpuColumn);
-        memory = means(*model.statistics, kMemoryColumn);
+        cpu = means(*model.statistics, kCpuUsageColumn);
+        memory = means(*model.statistics, kMemoryUsageColumn);
     }
     const std::vector<std::string> cpu_level = levels(cpu, kIdleCores),
                                    memory_level = levels(memory, 0);

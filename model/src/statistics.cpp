@@ -1,5 +1,6 @@
 #include <phasescale/model/error.hpp>
 #include <phasescale/model/statistics.hpp>
+#include <phasescale/model/working_set.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -88,21 +89,53 @@ std::vector<Visit> visits_of(const std::vector<int>& phases) {
     return visits;
 }
 
+using Rises = std::vector<std::vector<std::vector<double>>>;  // per phase, per usage column
+
+// Per sample, whether its execution had shown its working set by then (WorkingSetRule's
+// defaults); all false where the usage columns lack CPU or memory.
+std::vector<bool> settled_samples(const LabelledExecution& e,
+                                  const std::vector<std::string>& usage_columns) {
+    std::vector<bool> settled(e.phases.size(), false);
+    const auto column = [&](const char* name) {
+        return std::find(usage_columns.begin(), usage_columns.end(), name) - usage_columns.begin();
+    };
+    const Eigen::Index cpu = column(kCpuUsageColumn), memory = column(kMemoryUsageColumn);
+    if (cpu == e.usage.cols() || memory == e.usage.cols()) return settled;
+    const WorkingSetRule rule;
+    const auto n = static_cast<Eigen::Index>(rule.samples);
+    const std::vector<double>& t = *e.timestamps;
+    bool shown = false;
+    for (std::size_t i = 0; i < settled.size(); ++i) {
+        const Eigen::Index first = static_cast<Eigen::Index>(i) + 1 - n;
+        if (!shown && first >= 0) {
+            const Eigen::VectorXd cpu_last = e.usage.col(cpu).segment(first, n);
+            const Eigen::VectorXd memory_last = e.usage.col(memory).segment(first, n);
+            shown = shows_working_set({cpu_last.begin(), cpu_last.end()},
+                                      {memory_last.begin(), memory_last.end()}, t[i] - t[0], rule);
+        }
+        settled[i] = shown;
+    }
+    return settled;
+}
+
 // Per phase and usage column, each sample's rise: the most usage reaches within the next
-// kRiseSeconds over the sample's own usage.
-void add_rises(const LabelledExecution& e, std::vector<std::vector<std::vector<double>>>& rises) {
+// kRiseSeconds over the sample's own usage; in `settled_rises` too where its execution had shown
+// its working set.
+void add_rises(const LabelledExecution& e, const std::vector<bool>& settled, Rises& rises,
+               Rises& settled_rises) {
     const std::vector<double>& t = *e.timestamps;
     for (std::size_t i = 0; i < e.phases.size(); ++i) {
         if (e.phases[i] < 0) continue;
+        const auto p = static_cast<std::size_t>(e.phases[i]);
         for (Eigen::Index c = 0; c < e.usage.cols(); ++c) {
             const double now = e.usage(static_cast<Eigen::Index>(i), c);
             if (!(now > 0)) continue;
             double most = -1;
             for (std::size_t j = i + 1; j < t.size() && t[j] - t[i] <= kRiseSeconds; ++j)
                 most = std::max(most, e.usage(static_cast<Eigen::Index>(j), c));
-            if (most >= 0)
-                rises[static_cast<std::size_t>(e.phases[i])][static_cast<std::size_t>(c)].push_back(
-                    most / now);
+            if (most < 0) continue;
+            rises[p][static_cast<std::size_t>(c)].push_back(most / now);
+            if (settled[i]) settled_rises[p][static_cast<std::size_t>(c)].push_back(most / now);
         }
     }
 }
@@ -116,8 +149,7 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
     std::vector<std::vector<std::vector<double>>> usage(k,
                                                         std::vector<std::vector<double>>(columns));
     std::vector<std::vector<double>> visit_samples(k), visit_seconds(k), distances(k);
-    std::vector<std::vector<std::vector<double>>> rises(k,
-                                                        std::vector<std::vector<double>>(columns));
+    Rises rises(k, std::vector<std::vector<double>>(columns)), settled_rises = rises;
     std::map<std::vector<int>, std::size_t> sequence_counts;
 
     PhaseStatistics stats;
@@ -141,7 +173,7 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
             for (std::size_t c = 0; c < columns; ++c) usage[p][c].push_back(e.usage(i, c));
             distances[p].push_back(e.distances[i]);
         }
-        add_rises(e, rises);
+        add_rises(e, settled_samples(e, usage_columns), rises, settled_rises);
         const std::vector<Visit> visits = visits_of(e.phases);
         std::vector<int> sequence;
         for (std::size_t v = 0; v < visits.size(); ++v) {
@@ -164,7 +196,10 @@ PhaseStatistics compute_statistics(const std::vector<LabelledExecution>& executi
         s.visit_samples = Summary::of(visit_samples[p]);
         s.visit_seconds = Summary::of(visit_seconds[p]);
         s.distance = Summary::of(distances[p]);
-        for (std::size_t c = 0; c < columns; ++c) s.rise.push_back(Summary::of(rises[p][c]));
+        for (std::size_t c = 0; c < columns; ++c) {
+            s.rise.push_back(Summary::of(rises[p][c]));
+            s.settled_rise.push_back(Summary::of(settled_rises[p][c]));
+        }
     }
     for (const auto& [phases_seen, count] : sequence_counts)
         stats.sequences.push_back({phases_seen, count});

@@ -89,7 +89,8 @@ PhaseModel hand_model() {
         ps.visit_samples = summary(7 + p);
         ps.visit_seconds = summary(310.5 + p);
         ps.distance = summary(0.01 / 3 + p);
-        if (p != 2) ps.rise = {summary(1.5 + p), summary(1.1 + p)};  // phase 2: an older model's
+        if (p != 2) ps.rise = {summary(1.5 + p), summary(1.1 + p)};   // phase 2: an older model's
+        if (p == 0) ps.settled_rise = {summary(1.2), summary(1.05)};  // phase 1: an older model's
         s.phases.push_back(ps);
     }
     s.transitions = Matrix::Zero(3, 3);
@@ -180,6 +181,9 @@ void require_same(const PhaseModel& a, const PhaseModel& b) {
             REQUIRE(s.phases[p].rise.size() == t.phases[p].rise.size());
             for (std::size_t u = 0; u < s.phases[p].rise.size(); ++u)
                 CHECK(same(s.phases[p].rise[u], t.phases[p].rise[u]));
+            REQUIRE(s.phases[p].settled_rise.size() == t.phases[p].settled_rise.size());
+            for (std::size_t u = 0; u < s.phases[p].settled_rise.size(); ++u)
+                CHECK(same(s.phases[p].settled_rise[u], t.phases[p].settled_rise[u]));
         }
         CHECK(same(s.transitions, t.transitions));
         REQUIRE(s.sequences.size() == t.sequences.size());
@@ -261,6 +265,9 @@ TEST_CASE("model files round-trip every number bit for bit", "[model-file]") {
     // A phase without rises (a model written before they were kept) has no "rise" member.
     CHECK(doc["statistics"]["phases"][0].contains("rise"));
     CHECK_FALSE(doc["statistics"]["phases"][2].contains("rise"));
+    // Nor one without settled rises.
+    CHECK(doc["statistics"]["phases"][0].contains("settled_rise"));
+    CHECK_FALSE(doc["statistics"]["phases"][1].contains("settled_rise"));
     // Written for readers: transitions normalised per row.
     CHECK(doc["statistics"]["transition_probabilities"][0][1].get<double>() == 0.8);
 }

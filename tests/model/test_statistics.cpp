@@ -86,4 +86,31 @@ TEST_CASE("phase statistics: the rise, the most usage reached within the next mi
     CHECK(s.phases[1].rise[1].max == 0);
     // Every column has its own: CPU 1 -> 2 from 20 s and 40 s.
     CHECK(s.phases[0].rise[0].p50 == Approx(2));
+    // Without CPU and memory columns of the canonical names, no sample is known to be settled.
+    CHECK(s.phases[0].settled_rise[1].count == 0);
+}
+
+TEST_CASE("phase statistics: the rise of samples after their execution showed its working set",
+          "[statistics]") {
+    // Idle (phase 0) at 100 MiB, then at work (phase 1) at 300 from 40 s; its working set is
+    // shown at 100 s (four samples at work, memory level, run for 60 s). Then a pause (phase 0)
+    // and back to work 10% higher.
+    const std::vector<double> t = {0, 20, 40, 60, 80, 100, 120, 140, 160};
+    LabelledExecution e;
+    e.timestamps = &t;
+    e.phases = {0, 0, 1, 1, 1, 1, 0, 1, 1};
+    e.usage = Matrix{{0.02, 100}, {0.02, 100}, {1, 300}, {1, 300}, {1, 300},
+                     {1, 300},    {0.02, 300}, {1, 330}, {1, 330}};
+    e.distances = std::vector<double>(t.size(), 0.1);
+    const PhaseStatistics s = compute_statistics({e}, 2, {kCpuUsageColumn, kMemoryUsageColumn});
+    // Phase 0 rose 3x from its start-up samples, 1.1x from the pause of a settled job.
+    CHECK(s.phases[0].rise[1].count == 3);
+    CHECK(s.phases[0].rise[1].max == Approx(3));
+    CHECK(s.phases[0].settled_rise[1].count == 1);
+    CHECK(s.phases[0].settled_rise[1].max == Approx(1.1));
+    // Phase 1: settled from 100 s (1.1x to 330) and at 140 s (level); the last has no later one.
+    CHECK(s.phases[1].rise[1].count == 5);
+    CHECK(s.phases[1].settled_rise[1].count == 2);
+    CHECK(s.phases[1].settled_rise[1].max == Approx(1.1));
+    CHECK(s.phases[1].settled_rise[1].p50 == Approx(1.05));
 }

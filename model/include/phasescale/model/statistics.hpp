@@ -26,9 +26,17 @@ struct PhaseStats {
     // One per usage column: the most usage reaches within the next kRiseSeconds, as a ratio to
     // the sample's own (samples with a later sample within that time and usage above 0).
     std::vector<Summary> rise;
+    // The same, of the samples whose execution had shown its working set by then
+    // (WorkingSetRule's defaults, over kCpuUsageColumn and kMemoryUsageColumn; none without
+    // them): a start-up's climb (an idle wait before the data loads, 2-24x) is not how a settled
+    // job's memory rises.
+    std::vector<Summary> settled_rise;
 };
 
 inline constexpr double kRiseSeconds = 60;
+// The usage columns of a container's CPU (cores) and memory (working set bytes).
+inline constexpr const char* kCpuUsageColumn = "cpu.usage.cores";
+inline constexpr const char* kMemoryUsageColumn = "mem.working.set";
 
 // A phase sequence (visits, consecutive repeats collapsed) shared by several executions.
 struct PhaseSequence {

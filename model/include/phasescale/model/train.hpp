@@ -13,9 +13,9 @@
 namespace phasescale::model {
 
 // Usage columns whose per-phase statistics a model records (the trace must have them).
-inline const std::vector<std::string> kDefaultUsageColumns = {"cpu.usage.cores", "mem.working.set"};
+inline const std::vector<std::string> kDefaultUsageColumns = {kCpuUsageColumn, kMemoryUsageColumn};
 // Features of the default model: usage only, never what the operator sets (requests, limits).
-inline const std::vector<std::string> kDefaultFeatures = {"cpu.usage.cores", "mem.working.set"};
+inline const std::vector<std::string> kDefaultFeatures = {kCpuUsageColumn, kMemoryUsageColumn};
 
 struct TrainOptions {
     std::vector<std::string> features = kDefaultFeatures;
