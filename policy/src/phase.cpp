@@ -32,6 +32,10 @@ std::size_t usage_column(const model::PhaseStatistics& stats, const std::string&
 constexpr double kLowestAdaptedMargin = -0.5, kHighestAdaptedMargin = 4;
 // A phase's rise from the model's statistics never multiplies memory by more than this.
 constexpr double kLargestPhaseStep = 4;
+// Once a container has shown its working set, its phase's rise is at most this quantile of the
+// rises of the model's samples that had shown theirs, where at least kSettledSamples did.
+constexpr double kSettledRiseQuantile = 0.99;
+constexpr std::size_t kSettledSamples = 100;
 // A container throttled in at least this share of its CPU periods wants more than its limit
 // throughout, not in bursts.
 constexpr double kMostPeriods = 0.5;
@@ -188,6 +192,7 @@ void PhaseRecommender::observe(const Sample& sample) {
             std::max(earlier_peak_memory_, recent_memory_.values().front().second);
     recent_memory_.push({sample.timestamp, sample.usage.memory});
     adapt(sample, throttled);
+    working_set_shown_ = working_set_shown_ || shows_working_set();
     follow_phase(sample);
     // After the phase: a visit that begins with a kill keeps its bump.
     if (sample.oom_killed) {
@@ -374,9 +379,13 @@ double PhaseRecommender::rising_memory() const {
     if (options_.rise_quantile <= 0 || options_.no_model || !stable_ || unknown_) return 0;
     const auto rise_of = [&](int phase) {
         const model::PhaseStats& s = model_->statistics->phases[static_cast<std::size_t>(phase)];
-        return s.rise.size() <= memory_column_
-                   ? 0.0
-                   : statistic(s.rise[memory_column_], options_.rise_quantile);
+        if (s.rise.size() <= memory_column_) return 0.0;
+        const double rise = statistic(s.rise[memory_column_], options_.rise_quantile);
+        if (!working_set_shown_ || s.settled_rise.size() <= memory_column_ ||
+            s.settled_rise[memory_column_].count < kSettledSamples)
+            return rise;
+        return std::min(rise, statistic(s.settled_rise[memory_column_],
+                                        std::max(options_.rise_quantile, kSettledRiseQuantile)));
     };
     const double rise = std::max(rise_of(*stable_), candidate_run_ > 0 ? rise_of(candidate_) : 0);
     return latest_usage_.memory * std::min(rise, kLargestPhaseStep);
@@ -472,8 +481,15 @@ double PhaseRecommender::memory_hold() const {
     if (memory_ramping())
         return std::max(kept, stepped(std::max(options_.memory_next_step, ramp_growth())));
     if (!at_work()) return kept;  // not ramping: at work, it is at a level
-    if (latest_time_ - first_time_ >= options_.horizon_s) return 0;  // its working set
+    if (shows_working_set()) return 0;
     return std::min(kept, stepped(options_.memory_next_step));
+}
+
+// At work at a level (not ramping) and run for a horizon: what it uses now is its working set
+// (model::shows_working_set, the rule the model's settled rises were kept by).
+bool PhaseRecommender::shows_working_set() const {
+    return model::shows_working_set(recent_cpu(), recent_memory(), latest_time_ - first_time_,
+                                    working_set_rule());
 }
 
 // How many times its memory grew over its last trend_samples samples (from none: without bound).
@@ -501,22 +517,29 @@ double PhaseRecommender::step_bounded(double wanted, double in_force, double kee
 // its working set: a PyTorch job busy at a flat 0.3 GiB for its first 8 s (its imports) needed 2.6
 // times that next.
 bool PhaseRecommender::at_work() const {
-    if (options_.busy_cpu <= 0 || options_.trend_samples < 2) return false;
-    const std::vector<Amount> seen = seen_recently_.values();
-    if (seen.size() < options_.trend_samples) return false;
-    const auto last = seen.end() - static_cast<std::ptrdiff_t>(options_.trend_samples);
-    for (auto a = last; a != seen.end(); ++a)
-        if (a->cpu < options_.busy_cpu) return false;
-    return true;
+    return model::at_work(recent_cpu(), working_set_rule());
 }
 
 // Whether memory grew (by more than memory_noise) at every one of the last trend_samples samples.
 bool PhaseRecommender::memory_ramping() const {
-    if (options_.trend_samples < 2 || recent_memory_.size() < options_.trend_samples) return false;
-    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
-    for (std::size_t i = 1; i < recent.size(); ++i)
-        if (!(recent[i].second > recent[i - 1].second * (1 + options_.memory_noise))) return false;
-    return true;
+    return model::growing(recent_memory(), working_set_rule());
+}
+
+model::WorkingSetRule PhaseRecommender::working_set_rule() const {
+    return {options_.busy_cpu, options_.trend_samples, options_.memory_noise, options_.horizon_s};
+}
+
+// The CPU its last recent_samples samples used, and the memory its last trend_samples used, oldest
+// first.
+std::vector<double> PhaseRecommender::recent_cpu() const {
+    std::vector<double> cpu;
+    for (const Amount& a : seen_recently_.values()) cpu.push_back(a.cpu);
+    return cpu;
+}
+std::vector<double> PhaseRecommender::recent_memory() const {
+    std::vector<double> memory;
+    for (const auto& [time, used] : recent_memory_.values()) memory.push_back(used);
+    return memory;
 }
 
 // The horizon in this container's samples (by its recent sampling interval): visits are counted

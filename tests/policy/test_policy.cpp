@@ -617,6 +617,43 @@ TEST_CASE("phase: memory is provisioned for the rise the phase's training sample
     CHECK(a->request.memory == Approx(1.5 * GiB));
 }
 
+TEST_CASE("phase: once a container has shown its working set, its phase's rise is a settled job's",
+          "[policy][phase]") {
+    // Phase 0 rose 1.6x at its p95 (start-ups among its samples), but samples of jobs that had
+    // shown their working set 1.2x at their p99.
+    model::PhaseModel m = two_phase_model();
+    m.statistics->phases[0].rise = {summary(1, 1, 1, 1), summary(1.1, 1.6, 2, 2.5)};
+    m.statistics->phases[0].settled_rise = {summary(1, 1, 1, 1), summary(1, 1.1, 1.2, 1.3)};
+    m.statistics->phases[0].settled_rise[1].count = 100;
+    PhaseOptions o = over_horizon();  // a horizon of 60 s, at 15 s a sample
+    o.memory_keep = 0;
+    const auto memory_after = [&](const model::PhaseModel& model, int samples) {
+        PhaseRecommender r(model, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (int i = 0; i < samples; ++i) a = feed(0.5, 0.5 * GiB);
+        REQUIRE(r.phase() == 0);
+        return a->request.memory;
+    };
+    // At work at a level for 45 s: not yet its working set, the phase's rise (0.5 GiB x 1.6).
+    CHECK(memory_after(m, 4) == Approx(0.8 * GiB));
+    // For 60 s: its working set; the settled rise's p99 (1.2x) where below the rise.
+    CHECK(memory_after(m, 5) == Approx(0.6 * GiB));
+    CHECK(memory_after(m, 12) == Approx(0.6 * GiB));
+    // Never above the rise: the settled rise only lowers what start-ups raised.
+    model::PhaseModel higher = m;
+    higher.statistics->phases[0].settled_rise[1].p99 = 1.8;
+    CHECK(memory_after(higher, 5) == Approx(0.8 * GiB));
+    // A p99 of fewer than 100 settled samples says too little; a model written before settled
+    // rises were kept has none: the rise throughout.
+    model::PhaseModel few = m;
+    few.statistics->phases[0].settled_rise[1].count = 99;
+    CHECK(memory_after(few, 5) == Approx(0.8 * GiB));
+    model::PhaseModel older = m;
+    older.statistics->phases[0].settled_rise.clear();
+    CHECK(memory_after(older, 5) == Approx(0.8 * GiB));
+}
+
 TEST_CASE("phase-no-model: one phase, the container's own recent usage", "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     PhaseOptions o = sizing_only();

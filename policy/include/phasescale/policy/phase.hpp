@@ -7,6 +7,7 @@
 
 #include <phasescale/model/model.hpp>
 #include <phasescale/model/phases.hpp>
+#include <phasescale/model/working_set.hpp>
 #include <phasescale/policy/simple.hpp>
 
 #include <optional>
@@ -59,12 +60,14 @@ struct PhaseOptions {
     // phase's training samples (model::kRiseSeconds), times (1 + margin). 0: off. On the generated
     // jobs of bench/savings.sh 0.95 cut the OOM kills by a third (91 to 62, most at warm-up ramps)
     // for 5.4% more memory, and the margin on top of it 30 to 8 for 5% more; on the real runs it
-    // cost 0-2% (docs/savings.md).
+    // cost 0-2% (docs/savings.md). Once the container has shown its working set (memory_hold), no
+    // more than the p99 of the phase's settled rise (model::PhaseStats::settled_rise): a phase of
+    // idle samples mixes the waits before jobs load their data with the pauses of jobs at work.
     double rise_quantile = 0.95;
     // Over the same horizon, memory that has been growing (over the last `trend_samples`) is
     // provisioned for where it will be if it goes on growing at that rate (loading data, filling
     // caches): the floor is the latest usage plus the growth over the horizon.
-    std::size_t trend_samples = 4;
+    std::size_t trend_samples = model::WorkingSetRule{}.samples;
     // Memory comes down gradually: a recommendation never goes below this share of the memory
     // request in force (start-up ramps grow usage 100x in minutes; the next resize may be a
     // cooldown away) while the container may not have shown its working set yet, but where it is
@@ -77,11 +80,11 @@ struct PhaseOptions {
     // first seconds): then memory may come down to what the rest of the policy asks at once (the
     // torch runs of bench/savings.sh, from 4 GiB to their 0.4-2 GiB, took two cooldowns of
     // halving without it; docs/savings.md measures both). 0: the bound always holds.
-    double busy_cpu = 0.1;
+    double busy_cpu = model::WorkingSetRule{}.busy_cpu;
     // Memory grew at a sample only if it grew by more than this share of the usage before: the
     // MLP run of bench/savings.sh settles at 400.88 MB and then adds 8-12 KiB a sample, which held
     // its 4 GiB start at 2 GiB for a cooldown. A slower climb is the look-ahead's (horizon_s).
-    double memory_noise = 0.01;
+    double memory_noise = model::WorkingSetRule{}.memory_noise;
     // Until it has shown its working set (busy_cpu), memory is provisioned for a step up of this
     // factor at once, the largest a phase makes (the torch runs of bench/savings.sh step 2.7-3.9x
     // as they start). Memory that grew at every one of its last `trend_samples` samples (a
@@ -210,6 +213,10 @@ private:
     Allocation provision(Amount sized) const;
     double step_bounded(double wanted, double in_force, double keep) const;
     bool at_work() const;
+    bool shows_working_set() const;
+    model::WorkingSetRule working_set_rule() const;
+    std::vector<double> recent_cpu() const;
+    std::vector<double> recent_memory() const;
     double memory_hold() const;
     bool memory_ramping() const;
     double ramp_growth() const;
@@ -234,6 +241,7 @@ private:
     double first_time_ = 0, latest_time_ = 0;  // of the first and the latest sample observed
     Ring<std::pair<double, double>> recent_memory_;  // (time, memory) of the last samples
     double earlier_peak_memory_ = 0;                 // the most memory used before those samples
+    bool working_set_shown_ = false;  // at work at a level for a horizon, once at least
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
     std::vector<Ring<Amount>> seen_in_phase_;
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
