@@ -524,6 +524,11 @@ TEST_CASE("model statistics are checked on load: non-negative, quantiles in orde
           ">= 0, got -2");
     CHECK(error_after([](Json& d) { d["statistics"]["phases"][0]["rise"]["gpu"] = Json{}; }) ==
           "model.json: statistics.phases[0].rise.gpu: not one of usage_columns");
+    CHECK(error_after([](Json& d) {
+              d["statistics"]["phases"][0]["settled_rise"]["mem.working.set"]["p99"] = -1;
+          })
+              .find("statistics.phases[0].settled_rise[\"mem.working.set\"].p99: expected a "
+                    "statistic >= 0") != std::string::npos);
     // The shipped model passes.
     CHECK_NOTHROW(resolve_model("default"));
 }
