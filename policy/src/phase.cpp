@@ -481,7 +481,7 @@ double PhaseRecommender::memory_hold() const {
     if (memory_ramping())
         return std::max(kept, stepped(std::max(options_.memory_next_step, ramp_growth())));
     if (!at_work()) return kept;  // not ramping: at work, it is at a level
-    if (shows_working_set()) return 0;
+    if (latest_time_ - first_time_ >= options_.horizon_s) return 0;  // shows_working_set()
     return std::min(kept, stepped(options_.memory_next_step));
 }
 
@@ -529,11 +529,13 @@ model::WorkingSetRule PhaseRecommender::working_set_rule() const {
     return {options_.busy_cpu, options_.trend_samples, options_.memory_noise, options_.horizon_s};
 }
 
-// The CPU its last recent_samples samples used, and the memory its last trend_samples used, oldest
-// first.
+// The CPU and the memory its last trend_samples samples used (fewer before it has seen as many),
+// oldest first: all the working-set rule reads.
 std::vector<double> PhaseRecommender::recent_cpu() const {
+    const std::vector<Amount> seen = seen_recently_.values();
+    const auto n = static_cast<std::ptrdiff_t>(std::min(seen.size(), options_.trend_samples));
     std::vector<double> cpu;
-    for (const Amount& a : seen_recently_.values()) cpu.push_back(a.cpu);
+    for (auto a = seen.end() - n; a != seen.end(); ++a) cpu.push_back(a->cpu);
     return cpu;
 }
 std::vector<double> PhaseRecommender::recent_memory() const {
