@@ -17,10 +17,12 @@
 # ended, and the operator's VmRSS/VmHWM (/proc/PID/status). Prints a table and a summary;
 # everything started is stopped at the end.
 #
-# It also reads the operator's open file descriptors and threads each tick, and ends with the
-# drift of RSS, descriptors, threads and tick time between the second and the last quarter of
-# the ticks (the first quarter fills the trackers); with MAX_RSS_DRIFT (percent) set, it fails
-# when RSS grew more than that, or descriptors or threads by more than 2: the soak (bench/soak.sh).
+# It also reads the operator's open file descriptors, threads and established TCP connections
+# each tick, and ends with the drift of RSS, descriptors, connections, threads and tick time
+# between the second and the last quarter of the ticks (the first quarter fills the trackers);
+# with MAX_RSS_DRIFT (percent) set, it fails when RSS grew more than that, descriptors other than
+# connections or threads by more than 2, or connections ever passed the first tick's by more
+# than one per write worker: the soak (bench/soak.sh).
 #
 # Environment: BUILD (build dir, default build-scale), TICK (default 15s), TICKS (default 5),
 # SCRAPE (Prometheus scrape interval, default 5s), KEEP=1 keeps the work directory;
@@ -141,10 +143,19 @@ ticks_done() { awk '/^phasescale_ticks_total/ {printf "%d\n", $2}' "$1"; }
 vm() { awk -v k="$1:" '$1 == k {printf "%.1f\n", $2 / 1024}' "/proc/$op/status"; }
 fds() { find "/proc/$op/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 threads() { awk '$1 == "Threads:" {print $2}' "/proc/$op/status"; }
+# Its established TCP connections (the kernel's table of them, matched to its socket descriptors):
+# the HTTP clients keep idle connections for a while and open one per concurrent request, so
+# their number follows how many writes overlap, which a leak of other descriptors does not.
+conns() {
+    local inodes
+    inodes=$(find "/proc/$op/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n')
+    awk -v list="$inodes" 'BEGIN { n = split(list, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+        FNR > 1 && $4 == "01" && ($10 in want) { c++ } END { print c + 0 }' "/proc/$op/net/tcp" "/proc/$op/net/tcp6"
+}
 
 scrape_metrics "$work/m-0.prom"
 prev=$work/m-0.prom
-printf '%-5s %-9s %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s\n' tick seconds prom_q prom_req queued waiting api_req "api by verb" rss_MB hwm_MB fds threads | tee "$work/table.txt"
+printf '%-5s %-9s %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s %-5s\n' tick seconds prom_q prom_req queued waiting api_req "api by verb" rss_MB hwm_MB fds threads conns | tee "$work/table.txt"
 for ((k = 1; k <= ticks; k++)); do
     want=$(( $(ticks_done "$prev") + 1 ))
     until scrape_metrics "$work/m-$k.prom" && (( $(ticks_done "$work/m-$k.prom") >= want )); do sleep 0.2; done
@@ -160,7 +171,7 @@ for ((k = 1; k <= ticks; k++)); do
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$cur" | sort) \
         <(awk '/^phasescale_kube_request_seconds_count/ {match($0, /verb="[^"]*"/); print substr($0, RSTART+6, RLENGTH-7), $NF}' "$prev" | sort) |
         awk '$2 - $3 > 0 {printf "%s%s=%d", sep, $1, $2 - $3; sep=","}')
-    printf '%-5s %-9.3f %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s\n' "$want" "$secs" "$pq" "$preq" "$queued" "$waiting" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" "$(fds)" "$(threads)" | tee -a "$work/table.txt"
+    printf '%-5s %-9.3f %-9s %-10s %-8s %-8s %-10s %-36s %-9s %-9s %-5s %-7s %-5s\n' "$want" "$secs" "$pq" "$preq" "$queued" "$waiting" "$api" "${verbs:--}" "$(vm VmRSS)" "$(vm VmHWM)" "$(fds)" "$(threads)" "$(conns)" | tee -a "$work/table.txt"
     prev=$cur
 done
 log "pods tracked: $(awk '/^phasescale_pods_tracked/ {print $2}' "$prev"); resizes: $(grep '^phasescale_resizes_total' "$prev" | tr '\n' ' ')"
@@ -168,29 +179,37 @@ grep '"tick"' "$work/operator.log" | tail -n 2 >&2 || true
 echo "operator warnings/errors in log: $(grep -c '"level":"error"\|"level":"warning"' "$work/operator.log" || true)" >&2
 echo "pods=$((per_ns * autoscalers)) autoscalers=$autoscalers nodes=$nodes tick=$tick scrape=$scrape cores=$(nproc)"
 
-# Drift: the mean of the last quarter of the ticks against that of the second quarter.
-awk -v max_rss="${MAX_RSS_DRIFT:-}" '
+# Drift: the mean of the last quarter of the ticks against that of the second quarter. Descriptors
+# other than connections must not drift; connections come and go with the writes in flight, but
+# never more than one per write worker beyond those of the first tick.
+awk -v max_rss="${MAX_RSS_DRIFT:-}" -v workers="${WRITE_WORKERS:-8}" '
     NR == 1 { next }
-    { n++; secs[n] = $2; rss[n] = $9; fd[n] = $11; th[n] = $12; if ($11 > fd_max) fd_max = $11 }
+    {
+        n++; secs[n] = $2; rss[n] = $9; fd[n] = $11; th[n] = $12; cn[n] = $13; other[n] = $11 - $13
+        if ($11 > fd_max) fd_max = $11
+        if ($13 > cn_max) cn_max = $13
+    }
     function mean(a, from, to,   i, s) { s = 0; for (i = from; i <= to; i++) s += a[i]; return s / (to - from + 1) }
+    function drift(name, a, from1, to1, from2, to2,   m1, m2, pct) {
+        m1 = mean(a, from1, to1); m2 = mean(a, from2, to2)
+        pct = m1 > 0 ? 100 * (m2 - m1) / m1 : 0
+        printf "drift %-10s ticks %d-%d: %.3f, ticks %d-%d: %.3f (%+.1f%%)\n", name, from1, to1, m1, from2, to2, m2, pct
+        return m2 - m1
+    }
     END {
         q = int(n / 4); if (q < 1) { print "drift: too few ticks"; exit 0 }
         a = q + 1; b = 2 * q; c = n - q + 1
-        split("tick_s rss_MB fds threads", names, " ")
         bad = 0
-        for (k = 1; k <= 4; k++) {
-            if (k == 1) { m1 = mean(secs, a, b); m2 = mean(secs, c, n) }
-            if (k == 2) { m1 = mean(rss, a, b); m2 = mean(rss, c, n) }
-            if (k == 3) { m1 = mean(fd, a, b); m2 = mean(fd, c, n) }
-            if (k == 4) { m1 = mean(th, a, b); m2 = mean(th, c, n) }
-            pct = m1 > 0 ? 100 * (m2 - m1) / m1 : 0
-            printf "drift %-8s ticks %d-%d: %.3f, ticks %d-%d: %.3f (%+.1f%%)\n", names[k], a, b, m1, c, n, m2, pct
-            if (max_rss != "" && k == 2 && pct > max_rss) bad = 1
-            if (max_rss != "" && (k == 3 || k == 4) && m2 > m1 + 2) bad = 1  # a connection more or less is no leak
-        }
+        drift("tick_s", secs, a, b, c, n)
+        up = drift("rss_MB", rss, a, b, c, n)
+        if (max_rss != "" && up > max_rss / 100 * mean(rss, a, b)) bad = 1
+        drift("fds", fd, a, b, c, n)
+        drift("conns", cn, a, b, c, n)
+        if (max_rss != "" && drift("other_fds", other, a, b, c, n) > 2) bad = 1  # a descriptor more or less is no leak
+        if (max_rss != "" && drift("threads", th, a, b, c, n) > 2) bad = 1
         # A leak that levels off (idle connections closed after a while) shows no drift between
         # quarters, but many more descriptors than the first tick had.
-        printf "descriptors: %d at the first tick, at most %d\n", fd[1], fd_max
-        if (max_rss != "" && fd_max > 2 * fd[1] + 10) bad = 1
-        if (bad) { print "FAIL: the operator drifts (RSS beyond " max_rss "%, more descriptors or threads, or descriptors past twice the first tick'"'"'s)"; exit 1 }
+        printf "descriptors: %d at the first tick, at most %d; connections: %d at the first tick, at most %d (%d write workers)\n", fd[1], fd_max, cn[1], cn_max, workers
+        if (max_rss != "" && (fd_max > 2 * fd[1] + 10 || cn_max > cn[1] + workers)) bad = 1
+        if (bad) { print "FAIL: the operator drifts (RSS beyond " max_rss "%, more descriptors other than connections or more threads, descriptors past twice the first tick'"'"'s, or connections past one per write worker more than the first tick'"'"'s)"; exit 1 }
     }' "$work/table.txt"
