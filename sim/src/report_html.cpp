@@ -162,6 +162,17 @@ struct HeldOut {
     double seconds = 0;
 };
 
+// "held-out " where executions were held out from the model's training, else nothing: a replay
+// without a split scores every execution.
+std::string held_out_prefix(const Report& r) {
+    return r.split ? "held-out " : "";
+}
+
+// A policy's margin as the report's dots show it: calibrated to the target, or its own default.
+std::string margin_kind(const Report& r) {
+    return r.options.target_fulfilment > 0 ? "calibrated" : "own";
+}
+
 HeldOut held_out(const Report& r) {
     HeldOut h;
     for (const ContainerResult& c : r.containers) {
@@ -284,7 +295,7 @@ std::string key_findings(const Report& r) {
       << count(phase.jobs_oom_killed) << " of " << count(phase.jobs)
       << " jobs killed) against vpa's " << kills(vpa.oom_kills) << " ("
       << count(vpa.jobs_oom_killed) << " of " << count(vpa.jobs) << "), met CPU demand in "
-      << percent(phase.cpu.fulfilment()) << " of held-out samples (vpa "
+      << percent(phase.cpu.fulfilment()) << " of " << held_out_prefix(r) << "samples (vpa "
       << percent(vpa.cpu.fulfilment()) << "), and allocates <b>" << less(cpu) << " CPU</b> and <b>"
       << less(memory) << " memory</b> than <b>vpa</b>.</p>\n";
 
@@ -509,7 +520,7 @@ std::string summary_section(const Report& r) {
           << "</td></tr>\n";
     }
     o << "</tbody></table></div>\n<p class=\"small\">Allocated: the request integrated over the "
-         "held-out executions' time. "
+      << held_out_prefix(r) << "executions' time. "
       << "Fulfilment: the share of samples whose usage is at most the request. \"vs X\": 1 − "
          "allocated / X's allocated "
       << "(positive: less than X). Margin: the safety margin on top of the policy's estimate"
@@ -605,10 +616,12 @@ std::string tradeoff_chart(const Report& r, bool cpu, const std::string& id) {
     Svg svg(id, 640, 420, 64, 16, 16, 46, res + ": allocation against fulfilment");
     // A little room right of 100%, where the bounds and large margins pile up.
     const Scale x = svg.x(lo, 1 + (1 - lo) * 0.025), y = svg.y(0, top);
-    svg.axes({x, "fulfilment (share of held-out samples whose " + res + " usage ≤ request)", 6,
-              percent_tick},
+    svg.axes({x,
+              "fulfilment (share of " + held_out_prefix(r) + "samples whose " + res +
+                  " usage ≤ request)",
+              6, percent_tick},
              {y,
-              relative ? res + " allocated, relative to vpa at its calibrated margin"
+              relative ? res + " allocated, relative to vpa at its " + margin_kind(r) + " margin"
                        : res + (cpu ? " core-hours" : " GiB-hours"),
               6, relative ? percent_tick : nullptr});
     if (target > 0 && target > lo) {
@@ -644,7 +657,7 @@ std::string tradeoff_chart(const Report& r, bool cpu, const std::string& id) {
         const auto [f, a] = l.calibrated;
         svg.circle(x(f), y(a), emphasised(l.policy) ? 6.5 : 5,
                    Style().fill(ps.colour).stroke("#fff").width(1.8).policy(l.policy),
-                   l.policy + " at its calibrated margin: fulfilment " + percent(f) +
+                   l.policy + " at its " + margin_kind(r) + " margin: fulfilment " + percent(f) +
                        ", allocated " + (relative ? percent(a) + " of vpa" : readable(a)));
         // vpa's name above right of its dot, phase's below left, so that the two never collide.
         if (emphasised(l.policy) && f >= lo && a <= top) {
@@ -662,13 +675,14 @@ std::string tradeoff_section(const Report& r) {
     std::ostringstream o;
     o << "<section>\n<h2>Trade-off: allocation against fulfilment</h2>\n<p>Each line sweeps one "
          "policy's safety margin "
-      << "(the same for every fold: ";
+      << (r.folds.size() > 1 ? "(the same for every fold: " : "(");
     for (std::size_t i = 0; i < r.options.tradeoff_margins.size(); ++i)
         o << (i ? ", " : "") << signed_percent(r.options.tradeoff_margins[i]);
-    o << ") over the held-out executions; the large dots are the policies at their calibrated "
-         "margins (the summary table). "
+    o << ") over the " << held_out_prefix(r)
+      << "executions; the large dots are the policies at their " << margin_kind(r)
+      << " margins (the summary table). "
       << "Lower is better at any fulfilment: read the curves at the fulfilment you want.";
-    if (has(r, "vpa")) o << " 100% is what vpa allocates at its calibrated margin.";
+    if (has(r, "vpa")) o << " 100% is what vpa allocates at its " << margin_kind(r) << " margin.";
     o << " Hover a dot for its numbers.</p>\n"
       << policy_legend(r.policies) << "<div class=\"row\">" << tradeoff_chart(r, true, "to-cpu")
       << tradeoff_chart(r, false, "to-mem") << "</div>\n</section>\n";
@@ -1006,7 +1020,8 @@ std::string timeline_section(const Report& r, int phases) {
       << "force at each sample (lines), with the execution's phases (with the whole trace known) "
          "as coloured bands";
     if (r.containers.size() > shown)
-        o << "; the first " << shown << " of " << r.containers.size() << " held-out executions";
+        o << "; the first " << shown << " of " << r.containers.size() << " " << held_out_prefix(r)
+          << "executions";
     o << ". Each OOM kill is a ringed cross on the killed policy's line (on the memory plot its "
          "memory limit, on the CPU "
       << "plot its CPU request); a dotted line is a memory limit where it differs from the "
@@ -1174,8 +1189,8 @@ std::string phases_section(const Report& r, int phases) {
     }
 
     std::ostringstream o;
-    o << "<section>\n<h2>Phases</h2>\n<p>CPU and memory of the held-out samples, grouped by their "
-         "phase (with the whole "
+    o << "<section>\n<h2>Phases</h2>\n<p>CPU and memory of the " << held_out_prefix(r)
+      << "samples, grouped by their phase (with the whole "
       << "trace known): boxes from the 25th to the 75th percentile, a thick line at the median, "
          "whiskers from the 5th to "
       << "the 95th percentile; the number of samples below each. ";

@@ -340,3 +340,19 @@ TEST_CASE("the report's notes come first, and skipped policies are not shown", "
     CHECK(html.find("data-risk=\"krr\"") != std::string::npos);
     CHECK(html.find("data-policy=\"krr\"") != std::string::npos);
 }
+
+TEST_CASE("a report without a split or a calibration says so wherever it names them", "[report]") {
+    // Every execution replayed, each policy at its own margins: nothing is held out, nothing
+    // calibrated.
+    const std::string plain = report_html(experiment_from({2, 4 * GiB}, kPolicies));
+    CHECK(plain.find("without a held-out split") != std::string::npos);
+    CHECK(occurrences(plain, "held-out") == 1);
+    CHECK(plain.find("calibrated margin") == std::string::npos);
+    CHECK(plain.find("at their own margins") != std::string::npos);
+    CHECK(plain.find("the same for every fold") == std::string::npos);
+    // Held out over folds and calibrated: the same places say it.
+    const std::string folds = report_html(experiment(4, 2));
+    CHECK(folds.find("at their calibrated margins") != std::string::npos);
+    CHECK(folds.find("share of held-out samples") != std::string::npos);
+    CHECK(folds.find("the same for every fold") != std::string::npos);
+}
