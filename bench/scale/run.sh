@@ -147,10 +147,12 @@ threads() { awk '$1 == "Threads:" {print $2}' "/proc/$op/status"; }
 # the HTTP clients keep idle connections for a while and open one per concurrent request, so
 # their number follows how many writes overlap, which a leak of other descriptors does not.
 conns() {
-    local inodes
+    local inodes t tables=()
     inodes=$(find "/proc/$op/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n')
+    for t in "/proc/$op/net/tcp" "/proc/$op/net/tcp6"; do [[ -r $t ]] && tables+=("$t"); done  # tcp6: IPv6 on
+    ((${#tables[@]})) || { echo 0; return; }
     awk -v list="$inodes" 'BEGIN { n = split(list, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-        FNR > 1 && $4 == "01" && ($10 in want) { c++ } END { print c + 0 }' "/proc/$op/net/tcp" "/proc/$op/net/tcp6"
+        FNR > 1 && $4 == "01" && ($10 in want) { c++ } END { print c + 0 }' "${tables[@]}"
 }
 
 scrape_metrics "$work/m-0.prom"
