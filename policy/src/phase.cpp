@@ -99,6 +99,7 @@ PhaseRecommender::PhaseRecommender(const model::PhaseModel& model, PhaseOptions 
     // for allocations within 0.4% of these on the savings benchmarks).
     constexpr std::size_t kSeenPerPhase = 64;
     seen_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
+    settled_in_phase_.assign(static_cast<std::size_t>(model.phases()), Ring<Amount>(kSeenPerPhase));
     seen_recently_ = Ring<Amount>(options_.recent_samples);
     demand_seen_ = Ring<double>(options_.recent_samples);
     recent_memory_ = Ring<std::pair<double, double>>(options_.trend_samples);
@@ -146,6 +147,7 @@ void PhaseRecommender::enter(int phase) {
 
 void PhaseRecommender::remember(int phase, Amount usage) {
     seen_in_phase_[static_cast<std::size_t>(phase)].push(usage);
+    if (working_set_shown_) settled_in_phase_[static_cast<std::size_t>(phase)].push(usage);
 }
 
 // Moves the container's margins toward its risk targets. CPU is judged against what the policy
@@ -396,7 +398,10 @@ double PhaseRecommender::rising_memory() const {
 // phase it has not been in adds nothing here (the rise of its phase covers the step into it): the
 // model's absolute sizes come from other executions, and the ratio between two phases' sizes
 // mixes executions of other sizes (it held the torch runs of bench/savings.sh 30% above their
-// flat memory for nothing).
+// flat memory for nothing). Once the container has shown its working set, only what it used there
+// since counts: a phase it passed through at start-up held its loading, not what the phase needs
+// at work (a CNN's preprocessing peak of 4.07 GiB, one sample in another phase, held it at 4.48
+// GiB for the last 8 minutes of its training at 2.2-2.6: docs/savings.md#settled-look-ahead).
 double PhaseRecommender::upcoming_memory() const {
     const auto from = static_cast<Eigen::Index>(*stable_);
     const std::vector<model::PhaseStats>& phases = model_->statistics->phases;
@@ -408,7 +413,8 @@ double PhaseRecommender::upcoming_memory() const {
     if (visits_from <= 0) return 0;  // no training visit ever left this phase
     double most = 0;
     for (Eigen::Index to = 0; to < transitions.cols(); ++to) {
-        const Ring<Amount>& seen = seen_in_phase_[static_cast<std::size_t>(to)];
+        const Ring<Amount>& seen =
+            (working_set_shown_ ? settled_in_phase_ : seen_in_phase_)[static_cast<std::size_t>(to)];
         if (to == from || seen.empty() ||
             transitions(from, to) < options_.likely_next * visits_from)
             continue;

@@ -568,6 +568,35 @@ TEST_CASE("phase: memory looks ahead to the likely next phase before the visit m
     CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(3 * GiB));
 }
 
+TEST_CASE("phase: once a container has shown its working set, the look-ahead forgets its start-up",
+          "[policy][phase]") {
+    // As above: phase 0 (model memory p99 1 GiB, median visit 3 samples) is followed by phase 1.
+    const model::PhaseModel m = two_phase_model();
+    PhaseOptions o = sizing_only();
+    o.margins = {0, 0};
+    o.horizon_s = 15;  // one sample; the working set shows after 15 s at work at a level
+    o.adapt_samples = 100;
+    PhaseRecommender r(m, o);
+    Feed feed{r};
+    // Its start-up in phase 1: memory climbing to 3 GiB (a copy of the data), not yet a level.
+    feed(1.5, 2 * GiB);
+    feed(1.5, 3 * GiB);
+    REQUIRE(r.phase() == 1);
+    // Then at work in phase 0, at a level: its working set. Once the start-up's 3 GiB has left
+    // its last 4 samples, with the visit near its end and phase 1 likely next, what the start-up
+    // used there is no job at work's: phase 0's 1 GiB only.
+    for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));
+    // Phase 1 at work, then phase 0 again: what it used in phase 1 since counts (2.5 GiB).
+    feed(1.5, 2.5 * GiB);
+    feed(1.5, 2.5 * GiB);
+    REQUIRE(r.phase() == 1);
+    for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
+    REQUIRE(r.phase() == 0);
+    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(2.5 * GiB));
+}
+
 TEST_CASE("phase: memory is provisioned for the rise the phase's training samples saw",
           "[policy][phase]") {
     model::PhaseModel m = two_phase_model();

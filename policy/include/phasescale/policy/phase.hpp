@@ -244,6 +244,8 @@ private:
     bool working_set_shown_ = false;  // at work at a level for a horizon, once at least
     // This container's usage in each phase (its most recent 64 samples there, for adapt_samples).
     std::vector<Ring<Amount>> seen_in_phase_;
+    // The same since it showed its working set: what the memory look-ahead reads from then on.
+    std::vector<Ring<Amount>> settled_in_phase_;
     Ring<Amount> seen_recently_;  // its last recent_samples samples, in any phase or none
     Ring<double> demand_seen_;    // their CPU usage, where neither throttled nor at risk (else 0)
     double oom_floor_ = 0;
