@@ -5,11 +5,12 @@
 # docs/savings.md. SET v (the default): the six of session 44 ("Six train.py runs"), 1-4.5 minutes
 # each, about 13 minutes in all; SET w: six more of session 45 ("Six more train.py runs"), at
 # settings neither set uses, 20 s to 2 minutes each, about 7 minutes in all; SET y: ten of session
-# 51 ("Ten train.py runs"), 26 s to 2.7 minutes each, about 11 minutes in all.
-# Usage: bash bench/programs/record-train.sh OUTDIR [v|w|y] (from the project root).
+# 51 ("Ten train.py runs"), 26 s to 2.7 minutes each, about 11 minutes in all; SET z: six of
+# session 54 ("Six train.py runs, in session 54"), 1.1 to 11 minutes each, about 20 minutes in all.
+# Usage: bash bench/programs/record-train.sh OUTDIR [v|w|y|z] (from the project root).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record-train.sh OUTDIR [v|w|y]}"
+out="${1:?usage: record-train.sh OUTDIR [v|w|y|z]}"
 set_name="${2:-v}"
 here="$(cd "$(dirname "$0")" && pwd)"
 record="$here/../../../shared/tools/torch-traces/record.sh"
@@ -65,8 +66,22 @@ y)
   run y10-ae-w -- --model ae --n 200000 --dim 768 --hidden 384 --batch-size 256 --threads 2 \
     --workers 2 --epochs 10 --max-steps 150 --ckpt-every 2 --seed 520
   ;;
+z)
+  run z01-cnn-big -- --model cnn --n 60000 --img 48 --channels 3 --hidden 48 --batch-size 96 \
+    --threads 2 --workers 0 --epochs 6 --max-steps 80 --ckpt-every 2 --seed 601
+  run z02-transformer-w -- --model transformer --n 40000 --seq 32 --vocab 3000 --hidden 64 \
+    --layers 2 --batch-size 64 --threads 2 --workers 2 --epochs 5 --max-steps 60 --seed 602
+  run z03-lstm-1t -- --model lstm --n 150000 --seq 32 --feat 24 --hidden 64 --batch-size 128 \
+    --threads 1 --workers 1 --epochs 8 --max-steps 300 --ckpt-every 2 --seed 603
+  run z04-mlp-wide -- --model mlp --n 400000 --dim 256 --hidden 1024 --layers 2 --batch-size 512 \
+    --threads 2 --epochs 6 --max-steps 400 --seed 604
+  run z05-ae-cache -- --model ae --n 700000 --dim 256 --hidden 256 --batch-size 256 --threads 2 \
+    --epochs 8 --max-steps 2000 --cache --seed 605
+  run z06-convae-w2 -- --model convae --n 40000 --img 32 --channels 3 --hidden 24 --batch-size 48 \
+    --threads 1 --workers 2 --epochs 5 --max-steps 500 --seed 606
+  ;;
 *)
-  echo "record-train.sh: unknown set '$set_name' (v, w or y)" >&2
+  echo "record-train.sh: unknown set '$set_name' (v, w, y or z)" >&2
   exit 2
   ;;
 esac
