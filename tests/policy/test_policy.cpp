@@ -578,23 +578,23 @@ TEST_CASE("phase: once a container has shown its working set, the look-ahead for
     o.adapt_samples = 100;
     PhaseRecommender r(m, o);
     Feed feed{r};
-    // Its start-up in phase 1: memory climbing to 3 GiB (a copy of the data), not yet a level.
-    feed(1.5, 2 * GiB);
-    feed(1.5, 3 * GiB);
-    REQUIRE(r.phase() == 1);
-    // Then at work in phase 0, at a level: its working set. Once the start-up's 3 GiB has left
-    // its last 4 samples, with the visit near its end and phase 1 likely next, what the start-up
-    // used there is no job at work's: phase 0's 1 GiB only.
-    for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
-    REQUIRE(r.phase() == 0);
-    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(1 * GiB));
+    // Two samples in phase 1 at these memories, then phase 0 at a flat 0.5 GiB until phase 1's
+    // memory has left its last 4 samples: the memory recommended then, with the visit near its
+    // end and phase 1 likely next.
+    const auto phase_1_then_0 = [&](double first, double second) {
+        feed(1.5, first);
+        feed(1.5, second);
+        REQUIRE(r.phase() == 1);
+        for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
+        REQUIRE(r.phase() == 0);
+        return feed(0.5, 0.5 * GiB)->request.memory;
+    };
+    // Its start-up in phase 1 (memory climbing to 3 GiB, a copy of the data: not yet a level),
+    // then at work in phase 0, its working set: what the start-up used in phase 1 is no job at
+    // work's, phase 0's 1 GiB only.
+    CHECK(phase_1_then_0(2 * GiB, 3 * GiB) == Approx(1 * GiB));
     // Phase 1 at work, then phase 0 again: what it used in phase 1 since counts (2.5 GiB).
-    feed(1.5, 2.5 * GiB);
-    feed(1.5, 2.5 * GiB);
-    REQUIRE(r.phase() == 1);
-    for (int i = 0; i < 4; ++i) feed(0.5, 0.5 * GiB);
-    REQUIRE(r.phase() == 0);
-    CHECK(feed(0.5, 0.5 * GiB)->request.memory == Approx(2.5 * GiB));
+    CHECK(phase_1_then_0(2.5 * GiB, 2.5 * GiB) == Approx(2.5 * GiB));
 }
 
 TEST_CASE("phase: memory is provisioned for the rise the phase's training samples saw",
