@@ -538,10 +538,8 @@ model::WorkingSetRule PhaseRecommender::working_set_rule() const {
 // The CPU and the memory its last trend_samples samples used (fewer before it has seen as many),
 // oldest first: all the working-set rule reads.
 std::vector<double> PhaseRecommender::recent_cpu() const {
-    const std::vector<Amount> seen = seen_recently_.values();
-    const auto n = static_cast<std::ptrdiff_t>(std::min(seen.size(), options_.trend_samples));
     std::vector<double> cpu;
-    for (auto a = seen.end() - n; a != seen.end(); ++a) cpu.push_back(a->cpu);
+    for (const Amount& a : seen_recently_.latest(options_.trend_samples)) cpu.push_back(a.cpu);
     return cpu;
 }
 std::vector<double> PhaseRecommender::recent_memory() const {

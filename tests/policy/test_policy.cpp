@@ -1094,6 +1094,9 @@ TEST_CASE("ring: keeps the last capacity values, oldest first", "[policy]") {
     for (int i = 3; i <= 7; ++i) ring.push(i);
     CHECK(ring.size() == 3);
     CHECK(ring.values() == std::vector<int>{5, 6, 7});
+    CHECK(ring.latest(2) == std::vector<int>{6, 7});
+    CHECK(ring.latest(5) == std::vector<int>{5, 6, 7});
+    CHECK(ring.latest(0).empty());
     policy::Ring<int> none(0);
     none.push(1);
     CHECK(none.empty());

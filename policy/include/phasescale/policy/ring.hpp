@@ -2,6 +2,7 @@
 // The last `capacity` values pushed, in one vector. A std::deque costs about 600 bytes even when
 // nearly empty; an operator keeps ten of these for each of thousands of containers.
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -25,10 +26,16 @@ public:
     bool empty() const { return values_.empty(); }
 
     // Oldest first.
-    std::vector<T> values() const {
-        std::vector<T> out(values_.begin() + static_cast<std::ptrdiff_t>(oldest_), values_.end());
-        out.insert(out.end(), values_.begin(),
-                   values_.begin() + static_cast<std::ptrdiff_t>(oldest_));
+    std::vector<T> values() const { return latest(values_.size()); }
+
+    // The last n values pushed (all of them where fewer), oldest first: a reader of the newest few
+    // copies only those.
+    std::vector<T> latest(std::size_t n) const {
+        n = std::min(n, values_.size());
+        std::vector<T> out;
+        out.reserve(n);
+        for (std::size_t i = values_.size() - n; i < values_.size(); ++i)
+            out.push_back(values_[(oldest_ + i) % values_.size()]);
         return out;
     }
 
