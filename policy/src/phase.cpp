@@ -487,7 +487,7 @@ double PhaseRecommender::memory_hold() const {
     if (memory_ramping())
         return std::max(kept, stepped(std::max(options_.memory_next_step, ramp_growth())));
     if (!at_work()) return kept;  // not ramping: at work, it is at a level
-    if (latest_time_ - first_time_ >= options_.horizon_s) return 0;  // shows_working_set()
+    if (shows_working_set()) return 0;
     return std::min(kept, stepped(options_.memory_next_step));
 }
 
