@@ -487,7 +487,9 @@ double PhaseRecommender::memory_hold() const {
     if (memory_ramping())
         return std::max(kept, stepped(std::max(options_.memory_next_step, ramp_growth())));
     if (!at_work()) return kept;  // not ramping: at work, it is at a level
-    if (shows_working_set()) return 0;
+    // At work at a level now and shown once (observe's latch): run time only grows, so this is
+    // shows_working_set() without reading the samples again.
+    if (working_set_shown_) return 0;
     return std::min(kept, stepped(options_.memory_next_step));
 }
 
