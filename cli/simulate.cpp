@@ -440,9 +440,8 @@ Command add_simulate_command(CLI::App& parent) {
         ->check(non_negative());
     app->add_option("--mem-spike-factor", s.phase.memory_spike_factor,
                     "Phase policy: memory that spiked above its own quantile and came back down "
-                    "is provisioned at its level (the median, or the latest usage where higher) "
-                    "plus this factor times the spike's height above it (an evaluation or a "
-                    "checkpoint recurs, not always as high; 1: off)")
+                    "is provisioned at its median plus this factor times the spike's height "
+                    "above it (an evaluation or a checkpoint recurs, not always as high; 1: off)")
         ->check(CLI::Range(0.0, 1000.0));
     app->add_option("--mem-next-step", s.phase.memory_next_step,
                     "Phase policy: until a container has shown its working set, memory is ready "

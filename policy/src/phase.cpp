@@ -125,17 +125,14 @@ Amount PhaseRecommender::phase_amount(int phase) const {
 }
 
 // This container's CPU and memory quantiles over samples of its own; none without samples.
-// Memory that spiked and came back down is provisioned for a higher spike (memory_spike_factor),
-// measured from the level it rose from: the median, or the latest usage where memory has since
-// stepped up to a higher level (the samples below it are an earlier stage, not a spike's base).
+// Memory that spiked and came back down is provisioned for a higher spike (memory_spike_factor).
 std::optional<Amount> PhaseRecommender::own_quantiles(const Ring<Amount>& seen) const {
     if (seen.empty()) return std::nullopt;
     double memory = own_quantile(seen, &Amount::memory, options_.memory_quantile);
     if (options_.memory_spike_factor > 1 &&
         usage_floor(latest_usage_.memory, 0, memory_margin()) < memory) {
         const double median = own_quantile(seen, &Amount::memory, 0.5);
-        const double level = std::max(median, latest_usage_.memory);
-        memory = level + options_.memory_spike_factor * (memory - level);
+        memory = median + options_.memory_spike_factor * (memory - median);
     }
     return Amount{own_quantile(seen, &Amount::cpu, options_.cpu_quantile), memory};
 }

@@ -99,9 +99,8 @@ struct PhaseOptions {
     double memory_next_step = 4;
     // Memory that spiked and came back down (the latest usage times (1 + margin) below the
     // container's own memory quantile) spikes again, and not always as high: an evaluation or a
-    // checkpoint recurs, and its size varies. Its own memory estimate is then its level (the
-    // median, or the latest usage where higher: memory that stepped up to a new stage) plus this
-    // factor times the spike's height above it (times 1 + margin, as any estimate). A GAN
+    // checkpoint recurs, and its size varies. Its own memory estimate is then the median plus
+    // this factor times the spike's height above it (times 1 + margin, as any estimate). A GAN
     // of bench/programs flat at 600 MiB evaluated at 1,037, 915 and 1,369 MiB: the third spike,
     // 1.76x the first's height, was an OOM kill at the peak plus 10%; at 2 it is covered, for
     // 0-2.5% more memory on the other real sets (docs/savings.md). 1 or less: off.
