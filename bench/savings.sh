@@ -8,7 +8,9 @@
 #                    (each replayed with a model that never saw it: simulate --inner-folds), the
 #                    others' to the risk phase reached (less, when its margins stop at 0).
 # Run from anywhere after scripts/build.sh; writes out/savings/*.json and *.html, prints one table
-# per run and a summary (bench/savings-table.sh) at the end.
+# per run and a summary (bench/savings-table.sh) at the end. The sets: the torch runs of
+# ../shared/data/torch, the AI4DL traces, generated jobs, and the runs of other programs kept in
+# bench/programs/recorded/ (recorded-<set>), about 7 minutes in all on 2 cores.
 #
 # Your own runs: RUNS=FILE[,FILE...] or RUNS=DIR (its *.csv), trace CSVs of other programs (for
 # example recorded with ../shared/tools/torch-traces/record.sh, or written by
@@ -63,6 +65,24 @@ executions() {
   done | awk '{ n += $1 } END { print n + 0 }'
 }
 
+# A set of runs of other programs (NAME, its files comma-separated, then the requests they start
+# from), replayed with the shipped default model, which never saw them: at every sample as NAME
+# and at the operator's tick as NAME-tick-15s; at equal risk calibrated on the other executions
+# (up to 5 folds), where there are at least 2.
+runs_set() {
+  local name=$1 files=$2 tick n
+  shift 2
+  n=$(executions "$files")
+  for tick in "" 15s; do
+    if ((n >= 2)); then
+      run "$name${tick:+-tick-$tick}" --trace "$files" --model default --folds $((n < 5 ? n : 5)) "$@" ${tick:+--tick $tick}
+    else
+      echo "(a single execution: nothing to calibrate on, no equal-risk run)"
+      defaults "$name${tick:+-tick-$tick}" --trace "$files" --model default "$@" ${tick:+--tick $tick}
+    fi
+  done
+}
+
 rm -f "$out"/runs.* "$out"/runs-tick-15s.*  # the runs of an earlier call never mix into this table
 if [[ -n ${RUNS:-} ]]; then
   runs=$(runs_list)
@@ -70,17 +90,8 @@ if [[ -n ${RUNS:-} ]]; then
     echo "savings.sh: RUNS=$RUNS names no trace CSV" >&2
     exit 2
   fi
-  n=$(executions "$runs")
   read -r -a static <<<"${RUNS_STATIC-"--static-cpu 2 --static-memory 4Gi"}"
-  for tick in "" 15s; do
-    name=runs${tick:+-tick-$tick}
-    if ((n >= 2)); then
-      run "$name" --trace "$runs" --model default --folds $((n < 5 ? n : 5)) "${static[@]}" ${tick:+--tick $tick}
-    else
-      echo "(a single execution: nothing to calibrate on, no equal-risk run)"
-      defaults "$name" --trace "$runs" --model default "${static[@]}" ${tick:+--tick $tick}
-    fi
-  done
+  runs_set runs "$runs" "${static[@]}"
   if [[ ${RUNS_ONLY:-0} == 1 ]]; then
     bash bench/savings-table.sh "$out" runs
     exit 0
@@ -123,5 +134,13 @@ run generated-default-model --trace "$out/generated.csv" --model default --folds
 # And at the operator's tick (their samples are 12-17 s apart: CPU over a 60 s window).
 run generated-default-model-tick-15s --trace "$out/generated.csv" --model default --folds 5 \
   --tick 15s
+
+# Runs of other programs recorded by bench/programs/ (bench/programs/recorded/README.md), each
+# folder a set: recorded without requests, so every policy starts from 2 cores and 4 GiB, as on
+# the torch runs.
+for dir in bench/programs/recorded/*/; do
+  set_name=$(basename "$dir")
+  runs_set "recorded-$set_name" "$(ls "$dir"*.csv | paste -sd, -)" --static-cpu 2 --static-memory 4Gi
+done
 
 bash bench/savings-table.sh "$out"

@@ -7,7 +7,8 @@
 # settings neither set uses, 20 s to 2 minutes each, about 7 minutes in all; SET y: ten of session
 # 51 ("Ten train.py runs"), 26 s to 2.7 minutes each, about 11 minutes in all; SET z: six of
 # session 54 ("Six train.py runs, in session 54"), 1.1 to 11 minutes each, about 20 minutes in all.
-# Usage: bash bench/programs/record-train.sh OUTDIR [v|w|y|z] (from the project root).
+# Usage: bash bench/programs/record-train.sh OUTDIR [v|w|y|z] (from the project root). The
+# recordings docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
 out="${1:?usage: record-train.sh OUTDIR [v|w|y|z]}"

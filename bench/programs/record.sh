@@ -7,7 +7,8 @@
 # batches, progressive resizing, a leak of kept losses, evaluations at a larger batch, an
 # embedding table with Adam, CPU that changes with a flat memory), about 3.2 minutes each (20
 # minutes in all).
-# Usage: bash bench/programs/record.sh OUTDIR [o|x] (from the project root).
+# Usage: bash bench/programs/record.sh OUTDIR [o|x] (from the project root). The recordings
+# docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
 out="${1:?usage: record.sh OUTDIR [o|x]}"
