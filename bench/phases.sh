@@ -3,8 +3,10 @@
 # real PyTorch runs (../shared/data/torch), each predicted by a model that never saw it: trained on
 # the other five runs, and trained by the built-in default model's recipe (scripts/
 # train-default-model.sh: 200 generated jobs, the AI4DL traces and the other five runs, 8 phases;
-# the shipped model itself has seen all six). Run from anywhere after scripts/build.sh;
-# writes out/phases/ (models, predict's reports) and prints one Markdown table.
+# the shipped model itself has seen all six); then on the runs of train.py kept in
+# bench/programs/recorded/ (those with a phase log), each predicted by the shipped default model,
+# which never saw them. Run from anywhere after scripts/build.sh; writes out/phases/ (models,
+# predict's reports) and prints two Markdown tables.
 # PHASES and SEED set the leave-one-out models' phases and seed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -49,3 +51,19 @@ for run in "${runs[@]}"; do
 done
 awk -v l="$sum_loo" -v d="$sum_default" -v n="${#runs[@]}" \
   'BEGIN { printf "| mean | | %.3f | | %.3f | |\n", l / n, d / n }'
+
+# The recorded train.py runs, by the shipped default model.
+echo
+echo "| recorded run | true changes/h | AMI raw, shipped default model | inferred changes/h |"
+echo "|---|---:|---:|---:|"
+sum=0 n=0
+for log in bench/programs/recorded/*/extra/*.phases.csv; do
+  run=$(basename "$log" .phases.csv)
+  "$phasescale" predict --model default --trace "$(dirname "$log")/../$run.csv" \
+    --true-phases "$log" >"$out/recorded-$run.txt"
+  read -r ami inferred true_h < <(awk -v run="$run" '$1 == run { print $4, $5, $6 }' "$out/recorded-$run.txt")
+  echo "| $run | $true_h | $ami | $inferred |"
+  sum=$(awk -v s="$sum" -v a="$ami" 'BEGIN { print s + a }')
+  n=$((n + 1))
+done
+awk -v s="$sum" -v n="$n" 'BEGIN { printf "| mean of %d | | %.3f | |\n", n, s / n }'
