@@ -26,10 +26,12 @@ others() {  # the traces of every run but $1, comma-separated
   (IFS=,; echo "${list[*]}")
 }
 
-agreement() {  # model, run, report file: prints "AMI inferred/h true/h" of the run's row
-  "$phasescale" predict --model "$1" --trace "$torch/$2.csv" \
-    --true-phases "$torch/extra/$2.phases.csv" >"$3"
-  awk -v run="$2" '$1 == run { print $4, $5, $6 }' "$3"
+agreement() {  # model, run's trace, its phase log, report file: "AMI inferred/h true/h" of the run
+  "$phasescale" predict --model "$1" --trace "$2" --true-phases "$3" >"$4"
+  awk -v run="$(basename "$2" .csv)" '$1 == run { print $4, $5, $6 }' "$4"
+}
+torch_agreement() {  # model, torch run, report file
+  agreement "$1" "$torch/$2.csv" "$torch/extra/$2.phases.csv" "$3"
 }
 
 echo "| run | true changes/h | AMI raw, leave-one-out | inferred changes/h, leave-one-out | AMI raw, default recipe | inferred changes/h, default recipe |"
@@ -39,12 +41,12 @@ for run in "${runs[@]}"; do
   model=$out/loo-$run.model.json
   "$phasescale" train --trace "$(others "$run")" --phases "$phases" --seed "$seed" \
     --out "$model" >"$out/loo-$run.train.txt"
-  read -r ami_loo inferred_loo true_h < <(agreement "$model" "$run" "$out/loo-$run.txt")
+  read -r ami_loo inferred_loo true_h < <(torch_agreement "$model" "$run" "$out/loo-$run.txt")
   recipe=$out/recipe-$run.model.json
   "$phasescale" train --trace "$out/generated.csv,$ai4dl/sample.csv,$ai4dl/sample-vr.csv,$(others "$run")" \
     --features cpu.usage.cores,mem.working.set --hidden 10 --history 3 --phases 8 --epochs 50 \
     --seed 1 --out "$recipe" >"$out/recipe-$run.train.txt"
-  read -r ami_default inferred_default _ < <(agreement "$recipe" "$run" "$out/recipe-$run.txt")
+  read -r ami_default inferred_default _ < <(torch_agreement "$recipe" "$run" "$out/recipe-$run.txt")
   echo "| $run | $true_h | $ami_loo | $inferred_loo | $ami_default | $inferred_default |"
   sum_loo=$(awk -v s="$sum_loo" -v a="$ami_loo" 'BEGIN { print s + a }')
   sum_default=$(awk -v s="$sum_default" -v a="$ami_default" 'BEGIN { print s + a }')
@@ -59,9 +61,8 @@ echo "|---|---:|---:|---:|"
 sum=0 n=0
 for log in bench/programs/recorded/*/extra/*.phases.csv; do
   run=$(basename "$log" .phases.csv)
-  "$phasescale" predict --model default --trace "$(dirname "$log")/../$run.csv" \
-    --true-phases "$log" >"$out/recorded-$run.txt"
-  read -r ami inferred true_h < <(awk -v run="$run" '$1 == run { print $4, $5, $6 }' "$out/recorded-$run.txt")
+  read -r ami inferred true_h < <(agreement default "$(dirname "$log")/../$run.csv" "$log" \
+    "$out/recorded-$run.txt")
   echo "| $run | $true_h | $ami | $inferred |"
   sum=$(awk -v s="$sum" -v a="$ami" 'BEGIN { print s + a }')
   n=$((n + 1))
