@@ -45,12 +45,12 @@ run() {  # name, then simulate's arguments: the defaults, then equal risk
   echo
 }
 
-# The runs given in RUNS, as a comma-separated list of files.
+# The runs a directory (its *.csv) or a comma-separated list of files names, as such a list.
 runs_list() {
-  if [[ -d $RUNS ]]; then
-    ls "$RUNS"/*.csv 2>/dev/null | paste -sd, - || true
+  if [[ -d $1 ]]; then
+    ls "$1"/*.csv 2>/dev/null | paste -sd, - || true
   else
-    echo "$RUNS"
+    echo "$1"
   fi
 }
 
@@ -85,7 +85,7 @@ runs_set() {
 
 rm -f "$out"/runs.* "$out"/runs-tick-15s.*  # the runs of an earlier call never mix into this table
 if [[ -n ${RUNS:-} ]]; then
-  runs=$(runs_list)
+  runs=$(runs_list "$RUNS")
   if [[ -z $runs ]]; then
     echo "savings.sh: RUNS=$RUNS names no trace CSV" >&2
     exit 2
@@ -140,7 +140,7 @@ run generated-default-model-tick-15s --trace "$out/generated.csv" --model defaul
 # the torch runs.
 for dir in bench/programs/recorded/*/; do
   set_name=$(basename "$dir")
-  runs_set "recorded-$set_name" "$(ls "$dir"*.csv | paste -sd, -)" --static-cpu 2 --static-memory 4Gi
+  runs_set "recorded-$set_name" "$(runs_list "${dir%/}")" --static-cpu 2 --static-memory 4Gi
 done
 
 bash bench/savings-table.sh "$out"
