@@ -13,6 +13,7 @@
 # Run after scripts/build.sh (PHASESCALE_BUILD_DIR: its build directory, default build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/runs-list.sh
 phasescale=${PHASESCALE_BUILD_DIR:-build}/cli/phasescale
 out=${MEMORY_BY_AGE_OUT:-out/memory-by-age}
 ages=${AGES:-30 60 120}
@@ -26,14 +27,12 @@ if [[ $# -lt 1 ]]; then
   usage >&2
   exit 2
 fi
-named=$1
-shift
-traces=$named
-[[ -d $named ]] && traces=$(ls "$named"/*.csv 2>/dev/null | paste -sd, - || true)
+traces=$(runs_list "$1")
 if [[ -z $traces ]]; then
-  echo "memory-by-age.sh: $named names no trace CSV" >&2
+  echo "memory-by-age.sh: $1 names no trace CSV" >&2
   exit 2
 fi
+shift
 if ! awk -v ages="$ages" 'BEGIN { n = split(ages, a, " "); if (n < 1) exit 1
        for (i = 1; i <= n; i++) if (a[i] !~ /^[0-9]+(\.[0-9]+)?$/ || (i > 1 && a[i] + 0 <= a[i-1] + 0)) exit 1 }'; then
   echo "memory-by-age.sh: AGES=\"$ages\" must be ascending seconds" >&2
@@ -54,18 +53,16 @@ awk -F, -v ages="$ages" '
     sum[policy, b] += gib_s / 3600
     if (!(policy in seen)) { seen[policy] = 1; order[++policies] = policy }
   }
-  function flush(   d) {
-    if (key == "") return
-    d = have_prev_d ? prev_d : 0
-    add(p_policy, p_t - first, p_mem * d)
+  function flush() {
+    if (key != "") add(p_policy, p_t - first, p_mem * prev_d)
   }
   BEGIN { n = split(ages, edge, " ") }
   NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   {
     k = $col["policy"] SUBSEP $col["source"] SUBSEP $col["id"]
     t = $col["timestamp"] + 0
-    if (k != key) { flush(); key = k; first = t; have_prev_d = 0 }
-    else { prev_d = t - p_t; have_prev_d = 1; add(p_policy, p_t - first, p_mem * prev_d) }
+    if (k != key) { flush(); key = k; first = t; prev_d = 0 }
+    else { prev_d = t - p_t; add(p_policy, p_t - first, p_mem * prev_d) }
     p_policy = $col["policy"]; p_t = t; p_mem = $col["memory_request"] / 1073741824
   }
   END {

@@ -45,14 +45,7 @@ run() {  # name, then simulate's arguments: the defaults, then equal risk
   echo
 }
 
-# The runs a directory (its *.csv) or a comma-separated list of files names, as such a list.
-runs_list() {
-  if [[ -d $1 ]]; then
-    ls "$1"/*.csv 2>/dev/null | paste -sd, - || true
-  else
-    echo "$1"
-  fi
-}
+source bench/runs-list.sh
 
 # The executions in these files (comma-separated): the distinct values of their pod.id column,
 # file by file (an export-trace CSV holds one per container).
