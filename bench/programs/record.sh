@@ -6,12 +6,16 @@
 # SET x: six of session 48, recorded after every rule of the policy was chosen (variable-length
 # batches, progressive resizing, a leak of kept losses, evaluations at a larger batch, an
 # embedding table with Adam, CPU that changes with a flat memory), about 3.2 minutes each (20
+# minutes in all); SET a: six of session 58, recorded to judge the policy as it stood then (text
+# generated with a growing key/value cache, distillation that frees its teacher, a dataset
+# re-augmented into a second copy every epoch, neighbour sampling on a power-law graph, a wait for
+# peers before a 200M-parameter model loads, two tasks alternating), about 3 minutes each (18
 # minutes in all).
-# Usage: bash bench/programs/record.sh OUTDIR [o|x] (from the project root). The recordings
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a] (from the project root). The recordings
 # docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -19,7 +23,8 @@ case "$set_name" in
 o) runs="o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07-bursty
     o08-cache o09-ckpt o10-sweep o11-ddp o12-prep o13-upload" ;;
 x) runs="x01-varlen x02-progressive x03-leak x04-evalbig x05-embed x06-threads" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o or x)" >&2; exit 2 ;;
+a) runs="a01-generate a02-distill a03-shuffle a04-graph a05-rendezvous a06-multitask" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x or a)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do
