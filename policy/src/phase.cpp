@@ -333,7 +333,14 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     // else a bounded step would count as a miss and inflate the margin for good.
     last_cpu_ = sized.cpu;
     const Allocation a = provision(sized);
-    return early ? no_cut(guaranteed({cpu_in_force_, memory_in_force_}), a) : a;
+    // Memory that stepped up at its latest reading is mid-change, whatever it did before; cut
+    // below where the same step again would take it, it may not last to the next resize: nothing
+    // is cut at this reading (a CPU cut alone would start the cooldown and hold the memory for
+    // it). A job that waited idle for its peers at 0.22 GiB read 0.99 at the operator's fourth
+    // tick and was cut from 4 GiB to 2.53; its next 2 s brought the optimizer's buffers, 2.6 GiB,
+    // and an OOM kill (docs/savings.md). The next reading that does not step lets the cut through.
+    const bool mid_step = a.request.memory < step_hold();
+    return early || mid_step ? no_cut(guaranteed({cpu_in_force_, memory_in_force_}), a) : a;
 }
 
 // What the container is expected to use next, before margins and floors.
@@ -470,6 +477,20 @@ Allocation PhaseRecommender::provision(Amount sized) const {
         std::max(step_bounded(sized.cpu, cpu_in_force_, options_.cpu_keep), throttle_floor_);
     return guaranteed({cpu, std::max({step_bounded(sized.memory, memory_in_force_, 0),
                                       memory_hold(), oom_floor_, used})});
+}
+
+// Where memory that stepped up at its latest reading could take the same step again: that
+// reading times the step, never above the request in force; 0 without a step. A step is growth
+// by more than memory_noise past the most its other recent readings (trend_samples) used:
+// climbing back after a dip is not one.
+double PhaseRecommender::step_hold() const {
+    if (options_.memory_next_step <= 0 || recent_memory_.size() < 2) return 0;
+    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
+    double before = 0;
+    for (std::size_t i = 0; i + 1 < recent.size(); ++i) before = std::max(before, recent[i].second);
+    const double latest = recent.back().second;
+    if (!(before > 0 && latest > before * (1 + options_.memory_noise))) return 0;
+    return std::min(memory_in_force_, latest * (latest / before));
 }
 
 // The least memory a resize may leave before the container has shown its working set: half the

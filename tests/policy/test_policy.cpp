@@ -1225,6 +1225,42 @@ TEST_CASE(
     CHECK_THROWS_AS(PhaseRecommender(m, negative), model::InputError);
 }
 
+TEST_CASE(
+    "phase: memory that steps up at its latest reading is not cut until a reading that does not",
+    "[policy][phase]") {
+    const model::PhaseModel m = two_phase_model();
+    const Amount in_force{2, 4 * GiB};
+    // The requests recommended after each reading (cores, GiB of memory), from `in_force`.
+    const auto after = [&](std::vector<std::pair<double, double>> readings, double step = 4) {
+        PhaseOptions o;
+        o.memory_next_step = step;
+        PhaseRecommender r(m, o);
+        Feed feed{r};
+        std::optional<Allocation> a;
+        for (const auto& [cpu, gib] : readings) a = feed(cpu, gib * GiB, false, in_force);
+        REQUIRE(a);
+        return std::pair{a->request.cpu, a->request.memory / GiB};
+    };
+    // Idle at 0.22 GiB (waiting for its peers), then 0.99 at a reading: the step may come again
+    // before the next resize, so nothing is cut at this reading, CPU neither (a cut of CPU alone
+    // would start the cooldown and hold memory for it).
+    const std::vector<std::pair<double, double>> waited = {{0.01, 0.22}, {0.01, 0.22}, {0.01, 0.22},
+                                                           {0.01, 0.22}, {0.01, 0.22}, {1.3, 0.99}};
+    CHECK(after(waited) == std::pair{2.0, 4.0});
+    // The next reading that does not step lets the cut through.
+    std::vector<std::pair<double, double>> settled = waited;
+    settled.push_back({1.3, 0.99});
+    CHECK(after(settled).second < 4);
+    CHECK(after(settled).first < 2);
+    // Before the step, idle, memory came down by half (memory_keep); without memory_next_step
+    // the step does not hold it either.
+    CHECK(after({waited.begin(), waited.end() - 1}).second == Approx(2));
+    CHECK(after(waited, 0).second < 4);
+    // Climbing back after a dip is no step, nor is growth within memory_noise.
+    CHECK(after({{0.5, 1}, {0.5, 1}, {0.5, 1}, {0.5, 1}, {0.5, 0.5}, {0.5, 1}}).second < 4);
+    CHECK(after({{0.5, 1}, {0.5, 1}, {0.5, 1}, {0.5, 1}, {0.5, 1}, {0.5, 1.005}}).second < 4);
+}
+
 TEST_CASE("phase: memory is never cut to the very usage, whatever the margin", "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     // The memory recommended to a container at work at a flat level, from 8 GiB in force.

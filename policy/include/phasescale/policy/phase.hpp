@@ -95,7 +95,8 @@ struct PhaseOptions {
     // work at a level that has not yet run for `horizon_s` comes down by half (memory_keep) or
     // further, to this many times its latest usage (4 GiB held at 2 for a minute where programs
     // used 0.3-0.5 GiB: 5% more memory on thirteen short runs of other programs, 4.4% on the torch
-    // runs). docs/savings.md measures both. 0: neither.
+    // runs). docs/savings.md measures both. Whatever it has shown, memory that stepped up at its
+    // latest reading is not cut at that reading, nor is CPU (recommend). 0: none of these.
     double memory_next_step = 4;
     // Memory that spiked and came back down (the latest usage times (1 + margin) below the
     // container's own memory quantile) spikes again, and not always as high: an evaluation or a
@@ -218,6 +219,7 @@ private:
     std::vector<double> recent_cpu() const;
     std::vector<double> recent_memory() const;
     double memory_hold() const;
+    double step_hold() const;
     bool memory_ramping() const;
     double ramp_growth() const;
     void adapt(const Sample& sample, bool throttled);
