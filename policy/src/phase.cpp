@@ -333,12 +333,13 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     // else a bounded step would count as a miss and inflate the margin for good.
     last_cpu_ = sized.cpu;
     const Allocation a = provision(sized);
-    // Memory that stepped up at its latest reading is mid-change, whatever it did before; cut
-    // below where the same step again would take it, it may not last to the next resize: nothing
-    // is cut at this reading (a CPU cut alone would start the cooldown and hold the memory for
-    // it). A job that waited idle for its peers at 0.22 GiB read 0.99 at the operator's fourth
-    // tick and was cut from 4 GiB to 2.53; its next 2 s brought the optimizer's buffers, 2.6 GiB,
-    // and an OOM kill (docs/savings.md). The next reading that does not step lets the cut through.
+    // Memory that stepped up at its latest reading is mid-change, whatever it did before, and may
+    // take the same step again before the next resize: where memory would be cut below that
+    // (step_hold), nothing is cut at this reading, CPU neither (a CPU cut alone would start the
+    // cooldown and hold memory for it). A job that waited idle for its peers at 0.22 GiB read 0.99
+    // at the operator's fourth tick and was cut from 4 GiB to 2.53; its next 2 s brought the
+    // optimizer's buffers, 2.6 GiB, and an OOM kill (docs/savings.md#step-hold). The next reading
+    // that does not step lets the cut through.
     const bool mid_step = a.request.memory < step_hold();
     return early || mid_step ? no_cut(guaranteed({cpu_in_force_, memory_in_force_}), a) : a;
 }
