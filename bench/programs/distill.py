@@ -19,7 +19,8 @@ def train(net, opt, seconds, loss_of):
         opt.zero_grad(); loss.backward(); opt.step(); n += 1
     return n
 teacher = mlp(3072, 4); opt = torch.optim.Adam(teacher.parameters(), lr=1e-4)
-print("teacher", train(teacher, opt, 50, lambda m, x, y: nn.functional.cross_entropy(m(x), y)), flush=True)
+def labelled(m, x, y): return nn.functional.cross_entropy(m(x), y)
+print("teacher", train(teacher, opt, 50, labelled), flush=True)
 del opt; teacher.requires_grad_(False)
 student = mlp(256, 2); opt = torch.optim.Adam(student.parameters(), lr=1e-3)
 def distilled(m, x, y):
@@ -27,5 +28,5 @@ def distilled(m, x, y):
     return nn.functional.kl_div(m(x).log_softmax(-1), soft, reduction="batchmean")
 print("distil", train(student, opt, 60, distilled), flush=True)
 del teacher
-print("finetune", train(student, opt, 50, lambda m, x, y: nn.functional.cross_entropy(m(x), y)), flush=True)
+print("finetune", train(student, opt, 50, labelled), flush=True)
 print("done", flush=True)

@@ -8,7 +8,8 @@ torch.manual_seed(41); torch.set_num_threads(2)
 V, D, L = 512, 256, 2
 emb = nn.Embedding(V, D); out = nn.Linear(D, V)
 qkv = nn.ModuleList(nn.Linear(D, 3 * D) for _ in range(L))
-mlp = nn.ModuleList(nn.Sequential(nn.Linear(D, 4 * D), nn.GELU(), nn.Linear(4 * D, D)) for _ in range(L))
+mlp = nn.ModuleList(nn.Sequential(nn.Linear(D, 4 * D), nn.GELU(), nn.Linear(4 * D, D))
+                    for _ in range(L))
 params = [p for m in (emb, out, qkv, mlp) for p in m.parameters()]
 opt = torch.optim.Adam(params, lr=1e-3)
 def attend(h, cache, layer):

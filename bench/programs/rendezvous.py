@@ -8,7 +8,8 @@ t0 = time.time()
 while time.time() - t0 < 45:
     time.sleep(0.5)
 print("peers ready", flush=True)
-net = nn.Sequential(*[m for _ in range(12) for m in (nn.Linear(4096, 4096), nn.ReLU())], nn.Linear(4096, 10))
+layers = [m for _ in range(12) for m in (nn.Linear(4096, 4096), nn.ReLU())]
+net = nn.Sequential(*layers, nn.Linear(4096, 10))
 opt = torch.optim.SGD(net.parameters(), lr=1e-3, momentum=0.9)
 print("loaded", sum(p.numel() for p in net.parameters()), flush=True)
 t1 = time.time(); n = 0
