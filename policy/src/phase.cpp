@@ -485,11 +485,10 @@ Allocation PhaseRecommender::provision(Amount sized) const {
 // by more than memory_noise past the most its other recent readings (trend_samples) used:
 // climbing back after a dip is not one.
 double PhaseRecommender::step_hold() const {
-    if (options_.memory_next_step <= 0 || recent_memory_.size() < 2) return 0;
-    const std::vector<std::pair<double, double>> recent = recent_memory_.values();
-    double before = 0;
-    for (std::size_t i = 0; i + 1 < recent.size(); ++i) before = std::max(before, recent[i].second);
-    const double latest = recent.back().second;
+    const std::vector<double> memory = recent_memory();
+    if (options_.memory_next_step <= 0 || memory.size() < 2) return 0;
+    const double before = *std::max_element(memory.begin(), memory.end() - 1);
+    const double latest = memory.back();
     if (!(before > 0 && latest > before * (1 + options_.memory_noise))) return 0;
     return std::min(memory_in_force_, latest * (latest / before));
 }
