@@ -10,12 +10,15 @@
 # generated with a growing key/value cache, distillation that frees its teacher, a dataset
 # re-augmented into a second copy every epoch, neighbour sampling on a power-law graph, a wait for
 # peers before a 200M-parameter model loads, two tasks alternating), about 3 minutes each (18
-# minutes in all).
-# Usage: bash bench/programs/record.sh OUTDIR [o|x|a] (from the project root). The recordings
+# minutes in all); SET b: six of session 59, common shapes none of the others had (DataLoader
+# workers started afresh every epoch, a batch-size finder before training, two tuning trials at a
+# time, a memory-mapped dataset, weight averaging that copies the model late, length-bucketed
+# batches), about 3 minutes each (19 minutes in all).
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b] (from the project root). The recordings
 # docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x|a]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a|b]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -24,7 +27,8 @@ o) runs="o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07
     o08-cache o09-ckpt o10-sweep o11-ddp o12-prep o13-upload" ;;
 x) runs="x01-varlen x02-progressive x03-leak x04-evalbig x05-embed x06-threads" ;;
 a) runs="a01-generate a02-distill a03-shuffle a04-graph a05-rendezvous a06-multitask" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o, x or a)" >&2; exit 2 ;;
+b) runs="b01-respawn b02-batchfind b03-trials b04-mmapdata b05-swa b06-bucket" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x, a or b)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do

@@ -1,0 +1,40 @@
+# Image classification fed by a DataLoader whose two workers are started afresh every epoch
+# (PyTorch's default, persistent_workers=False): each epoch of about 20 s forks two workers that
+# decode and augment its batches and exit at its end, so the process tree's memory and CPU step up
+# at every epoch's start and come back down at its end; a validation pass after every third epoch.
+import time
+import torch, torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+torch.manual_seed(21); torch.set_num_threads(1)
+class Augmented(Dataset):
+    def __init__(self, n):
+        self.raw = torch.randint(0, 255, (n, 3, 40, 40), dtype=torch.uint8)
+    def __len__(self): return len(self.raw)
+    def __getitem__(self, i):
+        x = self.raw[i].float() / 255
+        for _ in range(4):  # blur and colour jitter, then a random crop
+            x = torch.nn.functional.avg_pool2d(x.unsqueeze(0), 3, 1, 1).squeeze(0)
+            x = x * (0.8 + 0.4 * torch.rand(3, 1, 1))
+        k = torch.randint(0, 9, (2,))
+        return x[:, k[0]:k[0] + 32, k[1]:k[1] + 32], int(i % 10)
+net = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                    nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                    nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+data = Augmented(40000)
+val = torch.rand(3000, 3, 32, 32)
+t0 = time.time(); epoch = 0
+while time.time() - t0 < 190:
+    train = DataLoader(data, batch_size=64, sampler=torch.randperm(len(data))[:30000].tolist(),
+                       num_workers=2)
+    for x, y in train:
+        loss = nn.functional.cross_entropy(net(x), y)
+        opt.zero_grad(); loss.backward(); opt.step()
+    epoch += 1
+    if epoch % 3 == 0:
+        with torch.no_grad():
+            right = sum((net(val[k:k + 250]).argmax(1) == 0).sum().item()
+                        for k in range(0, len(val), 250))
+        print("val", epoch, right, flush=True)
+    print("epoch", epoch, round(time.time() - t0), float(loss), flush=True)
+print("done", flush=True)
