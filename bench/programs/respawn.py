@@ -1,7 +1,8 @@
 # Image classification fed by a DataLoader whose two workers are started afresh every epoch
 # (PyTorch's default, persistent_workers=False): each epoch of about 20 s forks two workers that
 # decode and augment its batches and exit at its end, so the process tree's memory and CPU step up
-# at every epoch's start and come back down at its end; a validation pass after every third epoch.
+# at every epoch's start and come back down at its end (for less than a 2 s sample); a validation
+# pass after every third epoch.
 import time
 import torch, torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
