@@ -187,11 +187,13 @@ std::optional<policy::Amount> static_allocation(const SimulateArgs& a) {
     return policy::Amount{*cpu, *memory};
 }
 
-// Every held-out sample's requests and limits in force, per policy: what the JSON integrates.
+// Every held-out sample's requests and limits in force, per policy: what the JSON integrates;
+// and the requests the policy had last asked for (below those in force where the actuator held
+// a cut back).
 void write_allocations(const sim::Report& r, std::FILE* out) {
     std::fprintf(out,
                  "policy,id,index,timestamp,cpu_request,memory_request,cpu_limit,memory_limit,"
-                 "usage_cpu,usage_memory,source\n");
+                 "usage_cpu,usage_memory,source,cpu_asked,memory_asked\n");
     for (const std::string& name : r.policies) {
         for (const sim::ContainerResult& c : r.containers) {
             const sim::Replay& replay = c.replays.at(name);
@@ -199,10 +201,12 @@ void write_allocations(const sim::Report& r, std::FILE* out) {
                               source = csv_field(c.container.source);
             for (std::size_t i = 0; i < replay.allocations.size(); ++i) {
                 const policy::Allocation& a = replay.allocations[i];
-                std::fprintf(out, "%s,%s,%zu,%.3f,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s\n",
-                             name.c_str(), id.c_str(), i, c.container.timestamps[i], a.request.cpu,
-                             a.request.memory, a.limit.cpu, a.limit.memory,
-                             c.container.usage[i].cpu, c.container.usage[i].memory, source.c_str());
+                const policy::Amount& asked = replay.asked[i];
+                std::fprintf(
+                    out, "%s,%s,%zu,%.3f,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,%.10g,%.10g\n",
+                    name.c_str(), id.c_str(), i, c.container.timestamps[i], a.request.cpu,
+                    a.request.memory, a.limit.cpu, a.limit.memory, c.container.usage[i].cpu,
+                    c.container.usage[i].memory, source.c_str(), asked.cpu, asked.memory);
             }
         }
     }

@@ -181,6 +181,12 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
 
     Replay r;
     r.allocations.reserve(c.usage.size());
+    r.asked.reserve(c.usage.size());
+    policy::Amount asked = initial.request;
+    const auto remember_ask = [&](const std::optional<policy::Allocation>& wanted) {
+        if (wanted) asked = wanted->request;
+        return wanted;
+    };
     Scorer scorer(initial);
     std::vector<double> observed_features;
     // Every sample observed: rates of one sample, which observe() leaves as they are.
@@ -197,9 +203,10 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         s.features = has_features ? c.features.row(static_cast<Eigen::Index>(t)).data() : nullptr;
         s.known_phase = t < c.known_phases.size() ? c.known_phases[t] : -1;
 
-        if (!causal) actuator.decide(recommender.recommend(&s));
+        if (!causal) actuator.decide(remember_ask(recommender.recommend(&s)));
         const policy::Allocation& in_force = actuator.advance(s.timestamp);
         r.allocations.push_back(in_force);
+        r.asked.push_back(asked);
         s.allocated = in_force.request;
         s.limit = in_force.limit;
         s.oom_killed = scorer.add(s.timestamp, s.usage, in_force, durations[t]);
@@ -215,7 +222,7 @@ Replay replay(const Container& c, policy::Recommender& recommender, bool causal,
         const policy::Sample observed =
             with_observed_cpu_feature(at_tick.observe(s), s.usage.cpu, c, observed_features);
         recommender.observe(observed);
-        if (causal) actuator.decide(recommender.recommend(nullptr), observed);
+        if (causal) actuator.decide(remember_ask(recommender.recommend(nullptr)), observed);
     }
     r.score = scorer.score();
     r.score.unknown_phase_samples = recommender.unknown_phase_samples();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/memory-by-age.sh: each policy's memory requests by container age add up, bucket by
-# bucket, to the memory.allocated of simulate's report; AGES sets the buckets; bad input is
+# bucket, to the memory.allocated of simulate's report, and what it held back above what it asked
+# for is a part of them, none without a cooldown or minChange; AGES sets the buckets; bad input is
 # refused with a reason. Runs of bench/programs/recorded/ stand in for a user's.
 # Usage: memory-by-age.sh BUILD_DIR   (from the project root)
 set -uo pipefail
@@ -25,6 +26,18 @@ for p in phase vpa; do
   check "$p: its total is the report's memory.allocated" near "$(total $p)" "$(reported $p)"
   check "$p: its buckets add up to its total" near "$(sum_of_ages $p)" "$(total $p)"
 done
+
+# The second table: what each policy held back above the requests it last asked for.
+held() { grep "^| $1 (held) |" "$work/table"; }
+held_total() { held "$1" | awk -F'|' '{ printf "%.3f", $(NF - 1) + 0 }'; }
+held_sum_of_ages() { held "$1" | awk -F'|' '{ for (i = 3; i < NF - 1; i++) s += $i; printf "%.3f", s }'; }
+check "a row per policy of what it held back" test -n "$(held phase)" -a -n "$(held vpa)"
+check "phase: held back at the defaults (a cut waits for the cooldown)" \
+  awk -v h="$(held_total phase)" 'BEGIN { exit !(h > 0) }'
+check "... a part of its requests" awk -v h="$(held_total phase)" -v t="$(total phase)" 'BEGIN { exit !(h <= t) }'
+check "... its buckets adding up to it" near "$(held_sum_of_ages phase)" "$(held_total phase)"
+by_age bench/programs/recorded/w "${args[@]}" --cooldown 0 --min-change 0 > "$work/table" 2> "$work/err"
+check "without a cooldown or minChange nothing is held back" test "$(held_total phase)" = 0.000
 
 AGES=60 by_age bench/programs/recorded/w "${args[@]}" > "$work/table" 2> "$work/err"
 check "AGES=60: two buckets" grep -q "^| policy | 0-60 s | 60 s on | total |$" "$work/table"

@@ -104,6 +104,34 @@ TEST_CASE("replay bookkeeping: integrals, fulfilment, OOM events, resizes", "[si
     CHECK(k.score.cpu.shortfall == Approx(2 * 20));
 }
 
+TEST_CASE("a replay records the requests the policy last asked for, beside those in force",
+          "[sim]") {
+    Container c;
+    c.timestamps = {0, 10, 20, 30};
+    c.usage = {{1, 1 * GiB}, {1, 1 * GiB}, {1, 1 * GiB}, {1, 1 * GiB}};
+    c.original = {2, 2 * GiB};
+    policy::StaticRecommender smaller({1.5, 1.5 * GiB}, {});
+    // The cut goes through one sample after it is asked for (the delay of 1).
+    const Replay through = replay(c, smaller, true, {});
+    REQUIRE(through.asked.size() == c.usage.size());
+    CHECK(through.asked[0].cpu == 2);  // the requests it started with, before it asks
+    CHECK(through.asked[0].memory == 2 * GiB);
+    for (std::size_t t = 1; t < c.usage.size(); ++t) {
+        CHECK(through.asked[t].memory == 1.5 * GiB);
+        CHECK(through.allocations[t].request.memory == 1.5 * GiB);
+    }
+    // A cut of 25% where minChange asks for 50% is asked for at every sample, never in force.
+    policy::ActuationOptions strict;
+    strict.min_change = 0.5;
+    const Replay held = replay(c, smaller, true, strict);
+    REQUIRE(held.asked.size() == c.usage.size());
+    for (std::size_t t = 1; t < c.usage.size(); ++t) {
+        CHECK(held.asked[t].cpu == 1.5);
+        CHECK(held.asked[t].memory == 1.5 * GiB);
+        CHECK(held.allocations[t].request.memory == 2 * GiB);
+    }
+}
+
 TEST_CASE("a replayed policy observes CPU usage capped at the limit, and the throttling", "[sim]") {
     struct Recording : policy::Recommender {
         std::vector<policy::Sample> seen;

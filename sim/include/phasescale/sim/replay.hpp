@@ -66,7 +66,11 @@ struct Score {
 struct Replay {
     Score score;
     std::vector<policy::Allocation> allocations;  // in force at each sample
-    std::vector<std::size_t> oom_kills;           // samples where an OOM kill happened
+    // The requests the policy had last asked for at each sample (those it started with until it
+    // first asks): where they are below the allocation in force, the cooldown, minChange or the
+    // actuation delay holds what the policy no longer wants.
+    std::vector<policy::Amount> asked;
+    std::vector<std::size_t> oom_kills;  // samples where an OOM kill happened
 };
 
 // Each sample stands for the time until the next one; the last for the interval before it.
