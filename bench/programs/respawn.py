@@ -5,24 +5,12 @@
 # pass after every third epoch.
 import time
 import torch, torch.nn as nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+from augmented import Augmented, small_cnn
 torch.manual_seed(21); torch.set_num_threads(1)
-class Augmented(Dataset):
-    def __init__(self, n):
-        self.raw = torch.randint(0, 255, (n, 3, 40, 40), dtype=torch.uint8)
-    def __len__(self): return len(self.raw)
-    def __getitem__(self, i):
-        x = self.raw[i].float() / 255
-        for _ in range(4):  # blur and colour jitter, then a random crop
-            x = torch.nn.functional.avg_pool2d(x.unsqueeze(0), 3, 1, 1).squeeze(0)
-            x = x * (0.8 + 0.4 * torch.rand(3, 1, 1))
-        k = torch.randint(0, 9, (2,))
-        return x[:, k[0]:k[0] + 32, k[1]:k[1] + 32], int(i % 10)
-net = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                    nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                    nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+net = small_cnn()
 opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-data = Augmented(40000)
+data = Augmented(40000, rounds=4)
 val = torch.rand(3000, 3, 32, 32)
 t0 = time.time(); epoch = 0
 while time.time() - t0 < 190:
