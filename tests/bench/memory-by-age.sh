@@ -27,17 +27,15 @@ for p in phase vpa; do
   check "$p: its buckets add up to its total" near "$(sum_of_ages $p)" "$(total $p)"
 done
 
-# The second table: what each policy held back above the requests it last asked for.
-held() { grep "^| $1 (held) |" "$work/table"; }
-held_total() { held "$1" | awk -F'|' '{ printf "%.3f", $(NF - 1) + 0 }'; }
-held_sum_of_ages() { held "$1" | awk -F'|' '{ for (i = 3; i < NF - 1; i++) s += $i; printf "%.3f", s }'; }
-check "a row per policy of what it held back" test -n "$(held phase)" -a -n "$(held vpa)"
+# The second table: what each policy held back above the requests it last asked for, a row
+# "<policy> (held)" that row, total and sum_of_ages read as any other.
+check "a row per policy of what it held back" test -n "$(row 'phase (held)')" -a -n "$(row 'vpa (held)')"
 check "phase: held back at the defaults (a cut waits for the cooldown)" \
-  awk -v h="$(held_total phase)" 'BEGIN { exit !(h > 0) }'
-check "... a part of its requests" awk -v h="$(held_total phase)" -v t="$(total phase)" 'BEGIN { exit !(h <= t) }'
-check "... its buckets adding up to it" near "$(held_sum_of_ages phase)" "$(held_total phase)"
+  awk -v h="$(total 'phase (held)')" 'BEGIN { exit !(h > 0) }'
+check "... a part of its requests" awk -v h="$(total 'phase (held)')" -v t="$(total phase)" 'BEGIN { exit !(h <= t) }'
+check "... its buckets adding up to it" near "$(sum_of_ages 'phase (held)')" "$(total 'phase (held)')"
 by_age bench/programs/recorded/w "${args[@]}" --cooldown 0 --min-change 0 > "$work/table" 2> "$work/err"
-check "without a cooldown or minChange nothing is held back" test "$(held_total phase)" = 0.000
+check "without a cooldown or minChange nothing is held back" test "$(total 'phase (held)')" = 0.000
 
 AGES=60 by_age bench/programs/recorded/w "${args[@]}" > "$work/table" 2> "$work/err"
 check "AGES=60: two buckets" grep -q "^| policy | 0-60 s | 60 s on | total |$" "$work/table"
