@@ -13,12 +13,15 @@
 # minutes in all); SET b: six of session 59, common shapes none of the others had (DataLoader
 # workers started afresh every epoch, a batch-size finder before training, two tuning trials at a
 # time, a memory-mapped dataset, weight averaging that copies the model late, length-bucketed
-# batches), about 3 minutes each (19 minutes in all).
-# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b] (from the project root). The recordings
+# batches), about 3 minutes each (19 minutes in all); SET c: six of session 60, more common shapes
+# (a dataset streamed in shards, gradual unfreezing, five-fold cross-validation, a batch size
+# doubled during training, rollouts and updates of a policy-gradient learner, export steps at the
+# end), about 3 minutes each (19 minutes in all).
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c] (from the project root). The recordings
 # docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x|a|b]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a|b|c]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -28,7 +31,8 @@ o) runs="o01-lazyadam o02-replay o03-stages o04-gan o05-finetune o06-workers o07
 x) runs="x01-varlen x02-progressive x03-leak x04-evalbig x05-embed x06-threads" ;;
 a) runs="a01-generate a02-distill a03-shuffle a04-graph a05-rendezvous a06-multitask" ;;
 b) runs="b01-respawn b02-batchfind b03-trials b04-mmapdata b05-swa b06-bucket" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o, x, a or b)" >&2; exit 2 ;;
+c) runs="c01-shards c02-unfreeze c03-kfold c04-growbatch c05-rollout c06-export" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b or c)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do
