@@ -16,12 +16,15 @@
 # batches), about 3 minutes each (19 minutes in all); SET c: six of session 60, more common shapes
 # (a dataset streamed in shards, gradual unfreezing, five-fold cross-validation, a batch size
 # doubled during training, rollouts and updates of a policy-gradient learner, export steps at the
-# end), about 3 minutes each (19 minutes in all).
-# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c] (from the project root). The recordings
+# end), about 3 minutes each (19 minutes in all); SET d: four of session 61, eight minutes each,
+# loops a long job repeats (evaluations and checkpoints every minute or two, gradient
+# accumulation with validation, a streaming shuffle buffer filling, early stopping's best copy
+# with hard-example mining), 33 minutes in all.
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d] (from the project root). The recordings
 # docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x|a|b|c]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a|b|c|d]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -32,7 +35,8 @@ x) runs="x01-varlen x02-progressive x03-leak x04-evalbig x05-embed x06-threads" 
 a) runs="a01-generate a02-distill a03-shuffle a04-graph a05-rendezvous a06-multitask" ;;
 b) runs="b01-respawn b02-batchfind b03-trials b04-mmapdata b05-swa b06-bucket" ;;
 c) runs="c01-shards c02-unfreeze c03-kfold c04-growbatch c05-rollout c06-export" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b or c)" >&2; exit 2 ;;
+d) runs="d01-longckpt d02-accum d03-shufflebuf d04-bestcopy" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b, c or d)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do
