@@ -9,7 +9,7 @@
 # Usage: bash bench/memory-by-age.sh TRACES [SIMULATE_ARGS...]
 #   TRACES: a directory (its *.csv) or FILE[,FILE...]; SIMULATE_ARGS replace the default
 #   "--model default --folds N --static-cpu 2 --static-memory 4Gi --policy phase,vpa,perfect",
-#   N the number of traces up to 5 (the shipped defaults, held out, as bench/savings.sh replays
+#   N the number of executions up to 5 (the shipped defaults, held out, as bench/savings.sh replays
 #   the recorded sets; add --tick 15s for the operator's tick).
 # AGES: the bounds of the age buckets, seconds, ascending (default "30 60 120").
 # MEMORY_BY_AGE_OUT: where simulate's report and allocations go (default out/memory-by-age).
@@ -41,7 +41,7 @@ if ! awk -v ages="$ages" 'BEGIN { n = split(ages, a, " "); if (n < 1) exit 1
   echo "memory-by-age.sh: AGES=\"$ages\" must be ascending seconds" >&2
   exit 2
 fi
-count=$(tr ',' '\n' <<<"$traces" | wc -l)
+count=$(executions "$traces")
 [[ $# -gt 0 ]] || set -- --model default --folds $((count < 5 ? count : 5)) --static-cpu 2 \
   --static-memory 4Gi --policy phase,vpa,perfect
 

@@ -47,16 +47,6 @@ run() {  # name, then simulate's arguments: the defaults, then equal risk
 
 source bench/runs-list.sh
 
-# The executions in these files (comma-separated): the distinct values of their pod.id column,
-# file by file (an export-trace CSV holds one per container).
-executions() {
-  local file
-  tr ',' '\n' <<<"$1" | while read -r file; do
-    [[ -r $file ]] || continue
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { f = $i; gsub(/"/, "", f); if (f == "pod.id") c = i }; next }
-             c && !seen[$c]++ { n++ } END { print n + 0 }' "$file"
-  done | awk '{ n += $1 } END { print n + 0 }'
-}
 
 # A set of runs of other programs (NAME, its files comma-separated, then the requests they start
 # from), replayed with the shipped default model, which never saw them: at every sample as NAME

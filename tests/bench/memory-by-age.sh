@@ -58,11 +58,13 @@ by_age --help > "$work/table" 2> "$work/err"
 check "--help: the usage, and success" test $? = 0
 check "... on stdout" grep -q "AGES: the bounds of the age buckets" "$work/table"
 
-# Without simulate's arguments: the shipped defaults, with as many folds as there are traces up
-# to 5 (a set of three traces cannot be cut into 5).
+# Without simulate's arguments: the shipped defaults, with as many folds as there are executions
+# up to 5 (a set of three cannot be cut into 5).
 three=$(ls bench/programs/recorded/w/*.csv | head -3 | paste -sd, -)
 by_age "$three" > "$work/table" 2> "$work/err"
 check "three traces without simulate's arguments: replayed" test $? = 0
 check "... with the default policies" test -n "$(row phase)" -a -n "$(row vpa)" -a -n "$(row perfect)"
+by_age ../shared/data/ai4dl/sample.csv > "$work/table" 2> "$work/err"
+check "one file of four executions without simulate's arguments: replayed" test $? = 0
 
 summary "bench/memory-by-age.sh"
