@@ -19,12 +19,14 @@
 # end), about 3 minutes each (19 minutes in all); SET d: four of session 61, eight minutes each,
 # loops a long job repeats (evaluations and checkpoints every minute or two, gradient
 # accumulation with validation, a streaming shuffle buffer filling, early stopping's best copy
-# with hard-example mining), 33 minutes in all.
-# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d] (from the project root). The recordings
-# docs/savings.md measures are kept in bench/programs/recorded/ (its README).
+# with hard-example mining), 33 minutes in all; SET e: five of session 62, about 3 minutes each
+# (an embedding table grown as new IDs arrive, profiler windows, iterative magnitude pruning,
+# retrieval evaluations over a growing validation set, multi-scale inputs), 16 minutes in all.
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d|e] (from the project root). The
+# recordings docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x|a|b|c|d]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a|b|c|d|e]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -36,7 +38,8 @@ a) runs="a01-generate a02-distill a03-shuffle a04-graph a05-rendezvous a06-multi
 b) runs="b01-respawn b02-batchfind b03-trials b04-mmapdata b05-swa b06-bucket" ;;
 c) runs="c01-shards c02-unfreeze c03-kfold c04-growbatch c05-rollout c06-export" ;;
 d) runs="d01-longckpt d02-accum d03-shufflebuf d04-bestcopy" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b, c or d)" >&2; exit 2 ;;
+e) runs="e01-growvocab e02-profiler e03-prune e04-retrieval e05-multiscale" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b, c, d or e)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do
