@@ -47,7 +47,6 @@ run() {  # name, then simulate's arguments: the defaults, then equal risk
 
 source bench/runs-list.sh
 
-
 # A set of runs of other programs (NAME, its files comma-separated, then the requests they start
 # from), replayed with the shipped default model, which never saw them: at every sample as NAME
 # and at the operator's tick as NAME-tick-15s; at equal risk calibrated on the other executions
