@@ -21,12 +21,15 @@
 # accumulation with validation, a streaming shuffle buffer filling, early stopping's best copy
 # with hard-example mining), 33 minutes in all; SET e: five of session 62, about 3 minutes each
 # (an embedding table grown as new IDs arrive, profiler windows, iterative magnitude pruning,
-# retrieval evaluations over a growing validation set, multi-scale inputs), 16 minutes in all.
-# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d|e] (from the project root). The
+# retrieval evaluations over a growing validation set, multi-scale inputs), 16 minutes in all; SET
+# f: five of session 63 that outgrow the 4 GiB the replays start them at (Adam's state of a
+# 320M-weight model, a dataset decoded into memory, evaluations at a large batch, checkpoints that
+# copy the state, a cache filled by the first epoch), about 3 minutes each.
+# Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d|e|f] (from the project root). The
 # recordings docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
 set -euo pipefail
-out="${1:?usage: record.sh OUTDIR [o|x|a|b|c|d|e]}"
+out="${1:?usage: record.sh OUTDIR [o|x|a|b|c|d|e|f]}"
 set_name="${2:-o}"
 here="$(cd "$(dirname "$0")" && pwd)"
 recorder="$here/../../../shared/tools/torch-traces/recorder.py"
@@ -39,7 +42,8 @@ b) runs="b01-respawn b02-batchfind b03-trials b04-mmapdata b05-swa b06-bucket" ;
 c) runs="c01-shards c02-unfreeze c03-kfold c04-growbatch c05-rollout c06-export" ;;
 d) runs="d01-longckpt d02-accum d03-shufflebuf d04-bestcopy" ;;
 e) runs="e01-growvocab e02-profiler e03-prune e04-retrieval e05-multiscale" ;;
-*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b, c, d or e)" >&2; exit 2 ;;
+f) runs="f01-bigadam f02-loadramp f03-bigeval f04-ckptcopy f05-epochcache" ;;
+*) echo "record.sh: unknown set \"$set_name\" (o, x, a, b, c, d, e or f)" >&2; exit 2 ;;
 esac
 mkdir -p "$out/extra"
 for run in $runs; do

@@ -38,6 +38,6 @@ for dir in "$recorded"/*/; do
   check "set $set_name: every execution scored" \
     jqt --argjson n "$count" '.policies.phase.jobs == $n and .policies.vpa.jobs == $n' "$work/$set_name.json"
 done
-check "eleven sets" test "$sets" = 11
+check "twelve sets" test "$sets" = 12
 
 summary "bench/programs/recorded"
