@@ -325,7 +325,7 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     // Throttled, OOM-killed or within its memory margin of the OOM line before its first resize
     // (it started below what it uses), a container does not wait for samples or a phase: its own
     // samples are the estimate, and nothing is cut on so few.
-    if (early && !constrained_) return std::nullopt;
+    if (early && !constrained_) return early_memory_raise();
     if (early) want = own_quantiles(seen_recently_);
     if (!want) return std::nullopt;  // nothing observed yet
     const Amount sized = size(*want);
@@ -342,6 +342,20 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
     // that does not step lets the cut through.
     const bool mid_step = a.request.memory < step_hold();
     return early || mid_step ? no_cut(guaranteed({cpu_in_force_, memory_in_force_}), a) : a;
+}
+
+// Before its first resize, a container not at risk keeps the requests it started with, but for
+// memory that its own samples, sized as any estimate (its growth carried over the horizon), put
+// above the request in force: that is raised at once, as it would be after the first resize. A
+// dataset decoded into memory read 1.1, 4 and 5.5 GiB at the operator's first three ticks, under
+// a request raised to 7.6 at the second, and was OOM-killed before the fourth (7.7 GiB), its
+// first resize (docs/savings.md#five-programs-63).
+std::optional<Allocation> PhaseRecommender::early_memory_raise() const {
+    const std::optional<Amount> own = own_quantiles(seen_recently_);
+    if (!own) return std::nullopt;
+    const double memory = provision(size(*own)).request.memory;
+    if (!(memory > memory_in_force_)) return std::nullopt;
+    return guaranteed({cpu_in_force_, memory});
 }
 
 // What the container is expected to use next, before margins and floors.

@@ -128,7 +128,8 @@ struct PhaseOptions {
     // an OOM kill on the torch runs (bench/savings.sh). A container throttled, OOM-killed or
     // within its memory margin of the OOM line does not wait: its own samples so far are the
     // estimate, and nothing is cut (started at 0.5 cores and 1 GiB, the torch runs met 92.7% of
-    // CPU demand with 4 OOM kills waiting, 95.9% with 2 this way). A phase's own quantiles need as
+    // CPU demand with 4 OOM kills waiting, 95.9% with 2 this way); nor does memory that those
+    // samples, sized as any estimate, put above the request in force (early_memory_raise). A phase's own quantiles need as
     // many of its samples: a visit with fewer takes those of the container's recent samples (the
     // first resize came with one sample of its phase, and cut a bursty learner to that 15 s).
     std::size_t first_resize_samples = 4;
@@ -195,6 +196,7 @@ private:
     bool young() const { return observed_ < options_.first_resize_samples; }
     Amount phase_amount(int phase) const;
     Amount model_amount(int phase) const;
+    std::optional<Allocation> early_memory_raise() const;
     std::optional<Amount> estimate(const Sample* next);
     double upcoming_memory() const;
     double rising_memory() const;
