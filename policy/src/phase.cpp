@@ -348,8 +348,8 @@ std::optional<Allocation> PhaseRecommender::recommend(const Sample* next) {
 // memory that its own samples, sized as any estimate (its growth carried over the horizon), put
 // above the request in force: that is raised at once, as it would be after the first resize. A
 // dataset decoded into memory read 1.1, 4 and 5.5 GiB at the operator's first three ticks, under
-// a request raised to 7.6 at the second, and was OOM-killed before the fourth (7.7 GiB), its
-// first resize (docs/savings.md#five-programs-63).
+// a request raised to 7.6 at the second, and was OOM-killed at the fourth (7.7 GiB), which would
+// have been its first resize (docs/savings.md#five-programs-63).
 std::optional<Allocation> PhaseRecommender::early_memory_raise() const {
     const std::optional<Amount> own = own_quantiles(seen_recently_);
     if (!own) return std::nullopt;

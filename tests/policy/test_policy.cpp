@@ -1606,16 +1606,15 @@ TEST_CASE("phase: a container that starts below what it uses is resized before i
     CHECK(memory->request.cpu == 0.5);
 }
 
-TEST_CASE("phase: memory its own readings project past the request is raised before the first resize",
+TEST_CASE("phase: memory its own readings project past the request is raised at once",
           "[policy][phase]") {
     const model::PhaseModel m = two_phase_model();
     PhaseOptions o;  // the first resize waits for 4 samples of its own
     o.margins = {0.1, 0.1};
     o.horizon_s = 60;
     std::vector<double> features;
-    PhaseRecommender r(m, o);
-    double t = 0;
-    auto feed = [&](double memory) {
+    // What `r` asks after a sample of `memory` every 15 s, from 2 cores and 4 GiB.
+    auto feed = [&](PhaseRecommender& r, double& t, double memory) {
         Sample s = at(t += 15, 1, memory, {2, 4 * GiB});
         s.limit = {2, 4 * GiB};
         features = {1, memory};
@@ -1625,22 +1624,19 @@ TEST_CASE("phase: memory its own readings project past the request is raised bef
     };
     // Loading data: 1, 2, then 2.8 GiB of the 4 it started with. Not at risk at any reading (2.8 x
     // 1.1 and 2.8 + its last step are below 4 GiB), but its growth, 1.8 GiB over 30 s, carried over
-    // the 60 s horizon as far as it was seen (30 s) reaches 4.6 GiB: 5.06 with the margin, at once.
-    CHECK_FALSE(feed(1 * GiB));
-    CHECK_FALSE(feed(2 * GiB));
-    const std::optional<Allocation> raised = feed(2.8 * GiB);
+    // the 60 s horizon as far as it was seen (30 s) reaches 4.6 GiB: 5.06 with the margin, before
+    // its first resize.
+    PhaseRecommender loading(m, o);
+    double t = 0;
+    CHECK_FALSE(feed(loading, t, 1 * GiB));
+    CHECK_FALSE(feed(loading, t, 2 * GiB));
+    const std::optional<Allocation> raised = feed(loading, t, 2.8 * GiB);
     REQUIRE(raised);
     CHECK(raised->request.memory == Approx(4.6 * 1.1 * GiB));
     CHECK(raised->limit.memory == raised->request.memory);
     CHECK(raised->request.cpu == 2);  // CPU waits for its first resize
     // Projected within the request, nothing: a container that is not growing keeps its start.
     PhaseRecommender flat(m, o);
-    for (int i = 0; i < 3; ++i) {
-        Sample s = at(15.0 * (i + 1), 1, 2 * GiB, {2, 4 * GiB});
-        s.limit = {2, 4 * GiB};
-        features = {1, 2 * GiB};
-        s.features = features.data();
-        flat.observe(s);
-        CHECK_FALSE(flat.recommend(nullptr));
-    }
+    double u = 0;
+    for (int i = 0; i < 3; ++i) CHECK_FALSE(feed(flat, u, 2 * GiB));
 }

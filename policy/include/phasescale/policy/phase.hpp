@@ -129,9 +129,10 @@ struct PhaseOptions {
     // within its memory margin of the OOM line does not wait: its own samples so far are the
     // estimate, and nothing is cut (started at 0.5 cores and 1 GiB, the torch runs met 92.7% of
     // CPU demand with 4 OOM kills waiting, 95.9% with 2 this way); nor does memory that those
-    // samples, sized as any estimate, put above the request in force (early_memory_raise). A phase's own quantiles need as
-    // many of its samples: a visit with fewer takes those of the container's recent samples (the
-    // first resize came with one sample of its phase, and cut a bursty learner to that 15 s).
+    // samples, sized as any estimate, put above the request in force (early_memory_raise). A
+    // phase's own quantiles need as many of its samples: a visit with fewer takes those of the
+    // container's recent samples (the first resize came with one sample of its phase, and cut a
+    // bursty learner to that 15 s).
     std::size_t first_resize_samples = 4;
     // A sample farther from its centroid than `unknown_distance` times the phase's p99 training
     // distance is in no known phase. Then the estimate is the container's own quantiles over its
