@@ -1612,31 +1612,22 @@ TEST_CASE("phase: memory its own readings project past the request is raised at 
     PhaseOptions o;  // the first resize waits for 4 samples of its own
     o.margins = {0.1, 0.1};
     o.horizon_s = 60;
-    std::vector<double> features;
-    // What `r` asks after a sample of `memory` every 15 s, from 2 cores and 4 GiB.
-    auto feed = [&](PhaseRecommender& r, double& t, double memory) {
-        Sample s = at(t += 15, 1, memory, {2, 4 * GiB});
-        s.limit = {2, 4 * GiB};
-        features = {1, memory};
-        s.features = features.data();
-        r.observe(s);
-        return r.recommend(nullptr);
-    };
+    const Amount start{2, 4 * GiB};
     // Loading data: 1, 2, then 2.8 GiB of the 4 it started with. Not at risk at any reading (2.8 x
     // 1.1 and 2.8 + its last step are below 4 GiB), but its growth, 1.8 GiB over 30 s, carried over
     // the 60 s horizon as far as it was seen (30 s) reaches 4.6 GiB: 5.06 with the margin, before
     // its first resize.
     PhaseRecommender loading(m, o);
-    double t = 0;
-    CHECK_FALSE(feed(loading, t, 1 * GiB));
-    CHECK_FALSE(feed(loading, t, 2 * GiB));
-    const std::optional<Allocation> raised = feed(loading, t, 2.8 * GiB);
+    Feed feed{loading};
+    CHECK_FALSE(feed(1, 1 * GiB, false, start));
+    CHECK_FALSE(feed(1, 2 * GiB, false, start));
+    const std::optional<Allocation> raised = feed(1, 2.8 * GiB, false, start);
     REQUIRE(raised);
     CHECK(raised->request.memory == Approx(4.6 * 1.1 * GiB));
     CHECK(raised->limit.memory == raised->request.memory);
     CHECK(raised->request.cpu == 2);  // CPU waits for its first resize
     // Projected within the request, nothing: a container that is not growing keeps its start.
     PhaseRecommender flat(m, o);
-    double u = 0;
-    for (int i = 0; i < 3; ++i) CHECK_FALSE(feed(flat, u, 2 * GiB));
+    Feed feed_flat{flat};
+    for (int i = 0; i < 3; ++i) CHECK_FALSE(feed_flat(1, 2 * GiB, false, start));
 }
