@@ -24,7 +24,7 @@
 # retrieval evaluations over a growing validation set, multi-scale inputs), 16 minutes in all; SET
 # f: five of session 63 that outgrow the 4 GiB the replays start them at (Adam's state of a
 # 320M-weight model, a dataset decoded into memory, evaluations at a large batch, checkpoints that
-# copy the state, a cache filled by the first epoch), about 3 minutes each.
+# copy the state, a cache filled by the first epoch), about 3 minutes each (17 minutes in all).
 # Usage: bash bench/programs/record.sh OUTDIR [o|x|a|b|c|d|e|f] (from the project root). The
 # recordings docs/savings.md measures are kept in bench/programs/recorded/ (its README).
 # Needs Debian's python3-torch, python3-numpy and libopenblas0-openmp (apt-get install).
